@@ -1,0 +1,96 @@
+// Builds the HTTP application: platform plumbing first (errors, validation,
+// OpenAPI, CORS), then each domain registers its own routes.
+import Fastify from 'fastify'
+import cors from '@fastify/cors'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { AppContext } from './platform/context.ts'
+import type { App } from './platform/http/app-type.ts'
+import { installErrorHandling } from './platform/http/errors.ts'
+import { validatorCompiler } from './platform/http/validation.ts'
+import { newId } from './platform/ids.ts'
+import { registerAdminRoutes } from './projects/admin.routes.ts'
+import { registerMeRoutes } from './projects/me.routes.ts'
+import { registerGroupsRoutes } from './groups/groups.routes.ts'
+import { registerSubscribeRoutes } from './subscribers/subscribe.routes.ts'
+import { registerSubscribersRoutes } from './subscribers/subscribers.routes.ts'
+import { registerSendRoutes } from './broadcasts/send.routes.ts'
+import { registerBroadcastsRoutes } from './broadcasts/broadcasts.routes.ts'
+import { registerEventsRoutes } from './events/events.routes.ts'
+import { registerWebhooksRoutes } from './webhooks/webhooks.routes.ts'
+import { registerMediaRoutes } from './media/media.routes.ts'
+import { registerHealthRoutes } from './platform/http/health.routes.ts'
+
+/** Default body limit; routes that take images (send, project icon) raise their own. */
+export const DEFAULT_BODY_LIMIT = 64 * 1024
+
+/**
+ * Routes a browser calls from the customer's site, cross-origin: these answer
+ * CORS. Bearer routes do not, so an API key pasted into a web page cannot be
+ * used from it.
+ */
+const BROWSER_ROUTES = [/^\/v1\/(subscribe|unsubscribe|events|vapid-public-key)(\?|$)/, /^\/v1\/notifications\//]
+
+export interface BuildAppOptions {
+  /** Readiness as seen by /readyz: the database answers and the worker (if any) runs. */
+  isReady?: () => Promise<boolean> | boolean
+}
+
+export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<App> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    genReqId: () => newId('req'),
+    trustProxy: true,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
+
+  app.setValidatorCompiler(validatorCompiler)
+  installErrorHandling(app)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Herald API',
+        version: '1.0.0',
+        description: 'Self-hosted web push notifications. Bearer routes take Authorization: Bearer <API key>; browser routes take ?project=prj_x.',
+      },
+      servers: [{ url: ctx.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'A project API key, hk_live_…' },
+          project: { type: 'apiKey', in: 'query', name: 'project', description: 'The project id, prj_…' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'HERALD_ADMIN_TOKEN' },
+        },
+      },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  await app.register(cors, {
+    delegator: (request, callback) => {
+      const browserRoute = BROWSER_ROUTES.some((pattern) => pattern.test(request.url ?? ''))
+      callback(null, browserRoute
+        ? { origin: true, methods: ['GET', 'POST'], allowedHeaders: ['Content-Type', 'X-Service-Project'], maxAge: 86400 }
+        : { origin: false })
+    },
+  })
+
+  registerHealthRoutes(app, ctx, options.isReady ?? (() => true))
+  registerAdminRoutes(app, ctx)
+  registerMeRoutes(app, ctx)
+  registerGroupsRoutes(app, ctx)
+  registerSubscribeRoutes(app, ctx)
+  registerSubscribersRoutes(app, ctx)
+  registerSendRoutes(app, ctx)
+  registerBroadcastsRoutes(app, ctx)
+  registerEventsRoutes(app, ctx)
+  registerWebhooksRoutes(app, ctx)
+  registerMediaRoutes(app, ctx)
+
+  await app.ready()
+  return app
+}

@@ -1,0 +1,104 @@
+// The one place that reads the environment. Parsed and checked once at start;
+// a bad value stops the process with a message naming the variable.
+
+export const DEFAULT_PORT = 3000
+/** Loopback by default: a laptop install is not reachable from the network until HERALD_HOST says so. */
+export const DEFAULT_HOST = '127.0.0.1'
+export const DEFAULT_DATA_DIR = './data'
+export const DEFAULT_SCHEDULER_INTERVAL_MS = 1000
+/** Push services Herald will send to unless HERALD_PUSH_HOSTS replaces the list (decisions.md §5). */
+export const DEFAULT_PUSH_HOSTS = [
+  'fcm.googleapis.com',
+  'android.googleapis.com',
+  'updates.push.services.mozilla.com',
+  '*.push.apple.com',
+  '*.notify.windows.com',
+]
+
+export type Role = 'api' | 'worker' | 'all'
+
+export interface Config {
+  env: 'development' | 'production' | 'test'
+  port: number
+  host: string
+  /** Set: run on this PostgreSQL server. Unset: the embedded PGlite database in dataDir. */
+  databaseUrl: string | null
+  dataDir: string
+  redisUrl: string | null
+  publicUrl: string
+  cdnUrl: string
+  /** Null in development means "make one and keep it in dataDir". */
+  adminToken: string | null
+  allowPrivateEndpoints: boolean
+  pushHosts: string[]
+  vapidSubject: string
+  schedulerIntervalMs: number
+  logLevel: string
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`)
+  }
+  return value
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`)
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development'
+  const port = int(env, 'PORT', DEFAULT_PORT, 0, 65535)
+  const publicUrl = url(env, 'HERALD_PUBLIC_URL', `http://localhost:${port}`)
+  const adminToken = env.HERALD_ADMIN_TOKEN || null
+  if (adminToken !== null && adminToken.length < 16) {
+    throw new ConfigError('HERALD_ADMIN_TOKEN must be at least 16 characters')
+  }
+  if (nodeEnv === 'production' && adminToken === null) {
+    throw new ConfigError('HERALD_ADMIN_TOKEN must be set when NODE_ENV=production')
+  }
+  return {
+    env: nodeEnv,
+    port,
+    host: env.HERALD_HOST || DEFAULT_HOST,
+    databaseUrl: env.DATABASE_URL || null,
+    dataDir: env.HERALD_DATA_DIR || DEFAULT_DATA_DIR,
+    redisUrl: env.REDIS_URL || null,
+    publicUrl,
+    cdnUrl: url(env, 'HERALD_CDN_URL', publicUrl),
+    adminToken,
+    allowPrivateEndpoints: bool(env, 'HERALD_ALLOW_PRIVATE_ENDPOINTS', false),
+    pushHosts: env.HERALD_PUSH_HOSTS
+      ? env.HERALD_PUSH_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
+      : DEFAULT_PUSH_HOSTS,
+    vapidSubject: env.HERALD_VAPID_SUBJECT || 'mailto:admin@example.com',
+    schedulerIntervalMs: int(env, 'HERALD_SCHEDULER_INTERVAL_MS', DEFAULT_SCHEDULER_INTERVAL_MS, 10),
+    logLevel: env.HERALD_LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+  }
+}

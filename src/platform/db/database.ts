@@ -1,0 +1,128 @@
+// One interface over the two ways Herald stores data: the embedded PGlite
+// database (no server needed) and a PostgreSQL server (DATABASE_URL). The SQL
+// and the migrations are the same for both.
+import fs from 'node:fs'
+import pg from 'pg'
+import { PGlite } from '@electric-sql/pglite'
+
+export interface QueryResult<T> {
+  rows: T[]
+  rowCount: number
+}
+
+/** Anything SQL can be run on: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'embedded' | 'postgres'
+  /** Runs fn in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /** Runs a script of several statements (migrations). */
+  exec(sql: string, tx?: Queryable): Promise<void>
+  close(): Promise<void>
+}
+
+// int8 (counts, sums) as a JS number: every bigint Herald stores fits in 2^53.
+pg.types.setTypeParser(20, (value) => Number(value))
+
+class PostgresDatabase implements Database {
+  readonly kind = 'postgres'
+  constructor(private readonly pool: pg.Pool) {}
+
+  async query<T>(text: string, params?: unknown[]): Promise<QueryResult<T>> {
+    const result = await this.pool.query(text, params as unknown[])
+    return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 }
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect()
+    const tx: Queryable & { client: pg.PoolClient } = {
+      client,
+      async query<R>(text: string, params?: unknown[]) {
+        const result = await client.query(text, params as unknown[])
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
+      },
+    }
+    try {
+      await client.query('BEGIN')
+      const value = await fn(tx)
+      await client.query('COMMIT')
+      return value
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw err
+    } finally {
+      client.release()
+    }
+  }
+
+  async exec(sql: string, tx?: Queryable): Promise<void> {
+    const target = tx && 'client' in tx ? (tx as { client: pg.PoolClient }).client : this.pool
+    await target.query(sql)
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end()
+  }
+}
+
+type PGliteTx = Parameters<Parameters<PGlite['transaction']>[0]>[0]
+
+class EmbeddedDatabase implements Database {
+  readonly kind = 'embedded'
+  constructor(private readonly db: PGlite) {}
+
+  async query<T>(text: string, params?: unknown[]): Promise<QueryResult<T>> {
+    const result = await this.db.query<T>(text, params as unknown[])
+    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (inner) => {
+      const tx: Queryable & { inner: PGliteTx } = {
+        inner,
+        async query<R>(text: string, params?: unknown[]) {
+          const result = await inner.query<R>(text, params as unknown[])
+          return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+        },
+      }
+      return fn(tx)
+    })
+  }
+
+  async exec(sql: string, tx?: Queryable): Promise<void> {
+    if (tx && 'inner' in tx) await (tx as { inner: PGliteTx }).inner.exec(sql)
+    else await this.db.exec(sql)
+  }
+
+  async close(): Promise<void> {
+    await this.db.close()
+  }
+}
+
+export interface DatabaseOptions {
+  /** postgres://… to use a server; otherwise the embedded database. */
+  databaseUrl: string | null
+  /** Where the embedded database keeps its files; null keeps it in memory (tests). */
+  dataDir: string | null
+  /** Connections in the pool when on a server. Default 10. */
+  poolSize?: number
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 })
+    // A server restart drops idle connections; the pool replaces them, and the
+    // error must not take the process down.
+    pool.on('error', () => undefined)
+    const database = new PostgresDatabase(pool)
+    await database.query('SELECT 1')
+    return database
+  }
+  if (options.dataDir) fs.mkdirSync(options.dataDir, { recursive: true })
+  const db = options.dataDir ? new PGlite(`${options.dataDir}/pgdata`) : new PGlite()
+  await db.waitReady
+  return new EmbeddedDatabase(db)
+}

@@ -1,0 +1,64 @@
+// Every error code Herald answers with, its HTTP status and its default
+// message. Services throw `new AppError('group_not_found')`; the HTTP layer
+// turns it into { error: { code, message, ...extra } }. Clients branch on code.
+
+export const ERRORS = {
+  invalid_request: { status: 400, message: 'The request is invalid.' },
+  invalid_json: { status: 400, message: 'The body must be valid JSON sent as application/json.' },
+  missing_project: { status: 400, message: 'Give the project as the project query parameter or the X-Service-Project header.' },
+  invalid_icon: { status: 400, message: 'The icon must be an HTTPS URL or a PNG, JPEG or WebP data URL of at most 256 KB, and square.' },
+  invalid_image: { status: 400, message: 'The image must be an HTTPS URL or a PNG, JPEG or WebP data URL of at most 1 MB.' },
+  invalid_scheduled_at: { status: 400, message: 'scheduled_at must lie in the future and within 90 days.' },
+  invalid_api_key: { status: 401, message: 'The API key is missing, malformed, revoked or unknown.' },
+  invalid_admin_token: { status: 401, message: 'The operator token is missing or wrong.' },
+  group_limit_reached: { status: 403, message: "The project is at its plan's group cap." },
+  subscriber_limit_reached: { status: 403, message: "The project is at its plan's subscriber cap." },
+  monthly_push_limit_reached: { status: 403, message: "The broadcast would take the project over its plan's monthly push cap." },
+  scheduling_requires_upgrade: { status: 403, message: 'Scheduling needs the Plus plan or higher.' },
+  image_requires_upgrade: { status: 403, message: 'notification.image needs the Hobby plan or higher.' },
+  not_found: { status: 404, message: 'No such route.' },
+  project_not_found: { status: 404, message: 'No such project.' },
+  group_not_found: { status: 404, message: 'No such group in this project.' },
+  subscriber_not_found: { status: 404, message: 'No such subscriber in this project.' },
+  broadcast_not_found: { status: 404, message: 'No such broadcast in this project.' },
+  webhook_not_found: { status: 404, message: 'No such webhook in this project.' },
+  api_key_not_found: { status: 404, message: 'No such API key in this project.' },
+  media_not_found: { status: 404, message: 'No such icon or image.' },
+  method_not_allowed: { status: 405, message: 'This route does not take that method.' },
+  group_name_taken: { status: 409, message: 'Another group in this project has that name.' },
+  broadcast_not_cancelable: { status: 409, message: 'Only a scheduled broadcast that has not fired can be canceled.' },
+  payload_too_large: { status: 413, message: 'The body is too large.' },
+  rate_limited: { status: 429, message: 'Too many requests; retry after the time in Retry-After.' },
+  internal_error: { status: 500, message: 'Something went wrong on our side.' },
+  not_ready: { status: 503, message: 'The service is not ready.' },
+} as const satisfies Record<string, { status: number; message: string }>
+
+export type ErrorCode = keyof typeof ERRORS
+
+export interface ValidationIssue {
+  path: string
+  message: string
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  /** Extra fields beside code and message, e.g. { limit, audience } or { issues }. */
+  readonly extra: Record<string, unknown>
+
+  constructor(code: ErrorCode, message?: string, extra: Record<string, unknown> = {}) {
+    super(message ?? ERRORS[code].message)
+    this.code = code
+    this.status = ERRORS[code].status
+    this.extra = extra
+  }
+
+  toBody(): { error: Record<string, unknown> } {
+    return { error: { code: this.code, message: this.message, ...this.extra } }
+  }
+}
+
+/** A 400 invalid_request for one field, for rules a JSON schema cannot say. */
+export function invalidField(path: string, message: string): AppError {
+  return new AppError('invalid_request', `${path}: ${message}`, { issues: [{ path, message }] })
+}

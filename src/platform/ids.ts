@@ -1,0 +1,33 @@
+// Prefixed, time-ordered ids: `grp_` + 10 characters of millisecond time +
+// 16 random characters, in Crockford's base32 (ULID layout, lower case).
+// Sorting by id sorts by creation time, which keyset pagination relies on.
+import { randomBytes } from 'node:crypto'
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
+
+export type IdPrefix = 'prj' | 'key' | 'grp' | 'sub' | 'bdc' | 'evt' | 'whk' | 'req'
+
+function encodeTime(ms: number): string {
+  let out = ''
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[ms % 32] + out
+    ms = Math.floor(ms / 32)
+  }
+  return out
+}
+
+function encodeRandom(length: number): string {
+  const bytes = randomBytes(length)
+  let out = ''
+  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] & 31]
+  return out
+}
+
+export function newId(prefix: IdPrefix, now = Date.now()): string {
+  return `${prefix}_${encodeTime(now)}${encodeRandom(16)}`
+}
+
+/** True when value looks like an id of that kind; a cheap check before any query. */
+export function isId(prefix: IdPrefix, value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(`${prefix}_`) && value.length <= 64
+}

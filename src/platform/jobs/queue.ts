@@ -1,0 +1,33 @@
+// Enqueuing background work. A job is a row in `jobs`, written with the same
+// transaction (q) as the row it is about, so either both exist or neither.
+import type { Queryable } from '../db/database.ts'
+
+/** Every job kind and its payload. Handlers are registered per kind by the worker. */
+export interface JobPayloads {
+  /** Fans a broadcast out to its audience (status pending). */
+  fanout_broadcast: { broadcast_id: string }
+  /** Fires a scheduled broadcast at its scheduled_at. */
+  fire_broadcast: { broadcast_id: string }
+}
+
+export type JobKind = keyof JobPayloads
+
+export interface EnqueueOptions {
+  /** When the job may first run. Default: now. */
+  runAt?: Date
+  /** Attempts before the job is given up. Default 25 (with exponential backoff, about a day). */
+  maxAttempts?: number
+}
+
+export async function enqueue<K extends JobKind>(
+  q: Queryable,
+  kind: K,
+  payload: JobPayloads[K],
+  options: EnqueueOptions = {},
+): Promise<number> {
+  const result = await q.query<{ id: number }>(
+    `INSERT INTO jobs (kind, payload, run_at, max_attempts) VALUES ($1, $2, COALESCE($3, now()), $4) RETURNING id`,
+    [kind, JSON.stringify(payload), options.runAt ?? null, options.maxAttempts ?? 25],
+  )
+  return result.rows[0].id
+}

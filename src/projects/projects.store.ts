@@ -1,0 +1,114 @@
+// SQL for projects and their API keys.
+import type { Queryable } from '../platform/db/database.ts'
+import type { LimitOverrides, PlanName } from './plans.ts'
+
+export interface ProjectRow {
+  id: string
+  name: string
+  domain: string | null
+  plan: PlanName
+  default_icon: string | null
+  limits: LimitOverrides
+  vapid_public: string
+  vapid_private: string
+  created_at: Date
+}
+
+export interface ApiKeyRow {
+  id: string
+  project_id: string
+  name: string | null
+  prefix: string
+  hash: string
+  created_at: Date
+  revoked_at: Date | null
+}
+
+const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, vapid_public, vapid_private, created_at'
+
+export async function insertProject(q: Queryable, row: Omit<ProjectRow, 'created_at'>): Promise<ProjectRow> {
+  const result = await q.query<ProjectRow>(
+    `INSERT INTO projects (id, name, domain, plan, default_icon, limits, vapid_public, vapid_private)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${PROJECT_COLUMNS}`,
+    [row.id, row.name, row.domain, row.plan, row.default_icon, JSON.stringify(row.limits), row.vapid_public, row.vapid_private],
+  )
+  return result.rows[0]
+}
+
+export async function findProjectById(q: Queryable, id: string): Promise<ProjectRow | null> {
+  const result = await q.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE id = $1`, [id])
+  return result.rows[0] ?? null
+}
+
+export async function listProjects(q: Queryable): Promise<ProjectRow[]> {
+  const result = await q.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects ORDER BY id`)
+  return result.rows
+}
+
+export interface ProjectPatch {
+  plan?: PlanName
+  default_icon?: string | null
+  limits?: LimitOverrides
+}
+
+export async function updateProject(q: Queryable, id: string, patch: ProjectPatch): Promise<ProjectRow | null> {
+  const result = await q.query<ProjectRow>(
+    `UPDATE projects SET
+       plan = COALESCE($2, plan),
+       default_icon = CASE WHEN $3::boolean THEN $4 ELSE default_icon END,
+       limits = COALESCE($5::jsonb, limits)
+     WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
+    [
+      id,
+      patch.plan ?? null,
+      patch.default_icon !== undefined,
+      patch.default_icon ?? null,
+      patch.limits === undefined ? null : JSON.stringify(patch.limits),
+    ],
+  )
+  return result.rows[0] ?? null
+}
+
+export async function insertApiKey(q: Queryable, row: Omit<ApiKeyRow, 'created_at' | 'revoked_at'>): Promise<void> {
+  await q.query('INSERT INTO api_keys (id, project_id, name, prefix, hash) VALUES ($1, $2, $3, $4, $5)', [
+    row.id,
+    row.project_id,
+    row.name,
+    row.prefix,
+    row.hash,
+  ])
+}
+
+/** The active key with that lookup prefix and its project, or null. */
+export async function findActiveKeyByPrefix(
+  q: Queryable,
+  prefix: string,
+): Promise<{ key: ApiKeyRow; project: ProjectRow } | null> {
+  const result = await q.query<ApiKeyRow & { project: ProjectRow }>(
+    `SELECT k.id, k.project_id, k.name, k.prefix, k.hash, k.created_at, k.revoked_at, row_to_json(p.*) AS project
+       FROM api_keys k JOIN projects p ON p.id = k.project_id
+      WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
+    [prefix],
+  )
+  const row = result.rows[0]
+  if (!row) return null
+  const { project, ...key } = row
+  return { key, project: { ...project, created_at: new Date(project.created_at as unknown as string) } }
+}
+
+/** Marks the key revoked; false when the project has no such active key. */
+export async function revokeApiKey(q: Queryable, projectId: string, keyId: string): Promise<boolean> {
+  const result = await q.query(
+    'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL',
+    [keyId, projectId],
+  )
+  return result.rowCount > 0
+}
+
+export async function listApiKeys(q: Queryable, projectId: string): Promise<ApiKeyRow[]> {
+  const result = await q.query<ApiKeyRow>(
+    'SELECT id, project_id, name, prefix, hash, created_at, revoked_at FROM api_keys WHERE project_id = $1 ORDER BY id',
+    [projectId],
+  )
+  return result.rows
+}

@@ -1,0 +1,42 @@
+// Runs the service: the HTTP API, the background worker, or both in one
+// process (the default, what `npm start` does).
+import type { Config, Role } from './platform/config.ts'
+import { openDatabase } from './platform/db/database.ts'
+import { migrate } from './platform/db/migrate.ts'
+import { createContext } from './platform/context.ts'
+import { resolveAdminToken } from './platform/admin-token.ts'
+import { buildApp } from './app.ts'
+
+export async function serve(config: Config, role: Role): Promise<void> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  await migrate(db)
+  const admin = resolveAdminToken(config)
+  const ctx = createContext({ ...config, adminToken: admin.token }, db)
+  const closers: Array<() => Promise<void>> = []
+
+  if (role === 'api' || role === 'all') {
+    const app = await buildApp(ctx)
+    await app.listen({ port: config.port, host: config.host })
+    closers.push(() => app.close())
+    const address = app.server.address()
+    const port = typeof address === 'object' && address ? address.port : config.port
+    console.log(`Herald ${role === 'all' ? 'API and worker' : 'API'} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`)
+    console.log(`Storage: ${db.kind === 'embedded' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL server (DATABASE_URL)'}`)
+    if (admin.generated && config.env !== 'production') {
+      console.log(`Operator token (development; set HERALD_ADMIN_TOKEN to choose one): ${admin.token}`)
+    }
+  }
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    ctx.log.info({ signal }, 'stopping')
+    for (const close of closers) await close().catch(() => undefined)
+    await ctx.rateLimiter.close()
+    await db.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+}

@@ -1,0 +1,7 @@
+import type { AppContext } from '../platform/context.ts'
+import type { App } from '../platform/http/app-type.ts'
+
+export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
+  void app
+  void ctx
+}

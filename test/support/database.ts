@@ -1,0 +1,64 @@
+// A fresh, migrated database per test file, in the storage mode the vitest
+// project names (HERALD_TEST_DB): an in-memory PGlite, or a PostgreSQL
+// database cloned from the template that global-setup.ts migrated once.
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { openDatabase, type Database } from '../../src/platform/db/database.ts'
+import { migrate } from '../../src/platform/db/migrate.ts'
+
+export type TestDbMode = 'embedded' | 'postgres'
+export const TEMPLATE_DB = 'herald_test_template'
+
+export function testDbMode(): TestDbMode {
+  return process.env.HERALD_TEST_DB === 'postgres' ? 'postgres' : 'embedded'
+}
+
+/** The server URL with its database name replaced. */
+export function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+export interface TestDatabase {
+  db: Database
+  mode: TestDbMode
+  /** Set in postgres mode: a URL other processes (workers, the CLI) can open. */
+  url: string | null
+  drop(): Promise<void>
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (testDbMode() === 'embedded') {
+    const db = await openDatabase({ databaseUrl: null, dataDir: null })
+    await migrate(db)
+    return { db, mode: 'embedded', url: null, drop: () => db.close() }
+  }
+  const serverUrl = process.env.DATABASE_URL
+  if (!serverUrl) throw new Error('HERALD_TEST_DB=postgres needs DATABASE_URL')
+  const name = `herald_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DB}`)
+  } finally {
+    await admin.end()
+  }
+  const url = withDatabase(serverUrl, name)
+  const db = await openDatabase({ databaseUrl: url, dataDir: null, poolSize: 5 })
+  return {
+    db,
+    mode: 'postgres',
+    url,
+    async drop() {
+      await db.close()
+      const client = new pg.Client({ connectionString: serverUrl })
+      await client.connect()
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    },
+  }
+}

@@ -1,0 +1,23 @@
+// Once per postgres test run: a template database with every migration
+// applied, which each test file clones (CREATE DATABASE … TEMPLATE is fast).
+import pg from 'pg'
+import { openDatabase } from '../../src/platform/db/database.ts'
+import { migrate } from '../../src/platform/db/migrate.ts'
+import { TEMPLATE_DB, withDatabase } from './database.ts'
+
+export default async function setup(): Promise<() => Promise<void>> {
+  const serverUrl = process.env.DATABASE_URL
+  if (!serverUrl) return async () => undefined
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`)
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`)
+  const db = await openDatabase({ databaseUrl: withDatabase(serverUrl, TEMPLATE_DB), dataDir: null })
+  await migrate(db)
+  await db.close()
+  // Databases left behind by an interrupted earlier run.
+  const stale = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'herald_test_%' AND datname <> $1", [TEMPLATE_DB])
+  for (const row of stale.rows) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`)
+  await admin.end()
+  return async () => undefined
+}
