@@ -21,15 +21,59 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   /** Runs a script of several statements (migrations). */
   exec(sql: string, tx?: Queryable): Promise<void>
+  /**
+   * Calls onNotify for each NOTIFY on channel (LISTEN). On a server this holds
+   * one connection of its own and reconnects after a restart of the server.
+   * Resolves to a function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
 // int8 (counts, sums) as a JS number: every bigint Herald stores fits in 2^53.
 pg.types.setTypeParser(20, (value) => Number(value))
 
+/** Wait between attempts to re-open a LISTEN connection after it drops. */
+const LISTEN_RECONNECT_MS = 1000
+
 class PostgresDatabase implements Database {
   readonly kind = 'postgres'
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly url: string,
+  ) {}
+
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    let client: pg.Client | null = null
+    let stopped = false
+    const connect = async (): Promise<void> => {
+      if (stopped) return
+      const next = new pg.Client({ connectionString: this.url })
+      next.on('notification', (message) => {
+        if (message.channel === channel) onNotify(message.payload ?? '')
+      })
+      next.on('error', () => {
+        next.end().catch(() => undefined)
+        if (client === next) client = null
+        if (!stopped) setTimeout(() => void connect().catch(() => undefined), LISTEN_RECONNECT_MS).unref()
+      })
+      try {
+        await next.connect()
+        await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+        client = next
+        // Anything notified while the connection was down is found by polling.
+        onNotify('')
+      } catch {
+        next.end().catch(() => undefined)
+        if (!stopped) setTimeout(() => void connect().catch(() => undefined), LISTEN_RECONNECT_MS).unref()
+      }
+    }
+    await connect()
+    return async () => {
+      stopped = true
+      await client?.end().catch(() => undefined)
+    }
+  }
 
   async query<T>(text: string, params?: unknown[]): Promise<QueryResult<T>> {
     const result = await this.pool.query(text, params as unknown[])
@@ -74,6 +118,13 @@ class EmbeddedDatabase implements Database {
   readonly kind = 'embedded'
   constructor(private readonly db: PGlite) {}
 
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    const stop = await this.db.listen(channel, onNotify)
+    return async () => {
+      await stop().catch(() => undefined)
+    }
+  }
+
   async query<T>(text: string, params?: unknown[]): Promise<QueryResult<T>> {
     const result = await this.db.query<T>(text, params as unknown[])
     return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
@@ -117,7 +168,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // A server restart drops idle connections; the pool replaces them, and the
     // error must not take the process down.
     pool.on('error', () => undefined)
-    const database = new PostgresDatabase(pool)
+    const database = new PostgresDatabase(pool, options.databaseUrl)
     await database.query('SELECT 1')
     return database
   }

@@ -12,6 +12,9 @@ export interface JobPayloads {
 
 export type JobKind = keyof JobPayloads
 
+/** NOTIFY channel that wakes workers (in any process) when a job is enqueued. */
+export const JOBS_CHANNEL = 'herald_jobs'
+
 export interface EnqueueOptions {
   /** When the job may first run. Default: now. */
   runAt?: Date
@@ -29,5 +32,7 @@ export async function enqueue<K extends JobKind>(
     `INSERT INTO jobs (kind, payload, run_at, max_attempts) VALUES ($1, $2, COALESCE($3, now()), $4) RETURNING id`,
     [kind, JSON.stringify(payload), options.runAt ?? null, options.maxAttempts ?? 25],
   )
+  // Delivered when the transaction commits, and only then; future jobs are found by polling.
+  if (!options.runAt || options.runAt.getTime() <= Date.now()) await q.query(`SELECT pg_notify('${JOBS_CHANNEL}', $1)`, [kind])
   return result.rows[0].id
 }
