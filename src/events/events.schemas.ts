@@ -1,0 +1,20 @@
+import { Type, type Static } from 'typebox'
+
+export const EventsQuery = Type.Object({
+  project: Type.Optional(Type.String({ description: 'The project id, prj_… (required; without it the event is dropped).' })),
+})
+
+export const EventBody = Type.Object(
+  {
+    type: Type.Union([Type.Literal('clicked'), Type.Literal('dismissed')]),
+    broadcast_id: Type.String({ pattern: '^bdc_', maxLength: 64, description: 'The broadcast the notification came from.' }),
+    // Accepted and ignored: click and dismiss events are correlated by
+    // broadcast_id only (api.md 4.10 rule 3), so a receiver id is never stored.
+    subscriber_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The receiver, if known; not stored.' })),
+  },
+  // The service worker may send more than this in later versions; extra fields are ignored.
+  { additionalProperties: true },
+)
+export type EventBody = Static<typeof EventBody>
+
+export const AcceptedResponse = Type.Object({ ok: Type.Literal(true) })
