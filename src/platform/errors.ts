@@ -16,6 +16,7 @@ export const ERRORS = {
   monthly_push_limit_reached: { status: 403, message: "The broadcast would take the project over its plan's monthly push cap." },
   scheduling_requires_upgrade: { status: 403, message: 'Scheduling needs the Plus plan or higher.' },
   image_requires_upgrade: { status: 403, message: 'notification.image needs the Hobby plan or higher.' },
+  webhook_limit_reached: { status: 403, message: 'The project has as many webhook endpoints as it may have.' },
   not_found: { status: 404, message: 'No such route.' },
   project_not_found: { status: 404, message: 'No such project.' },
   group_not_found: { status: 404, message: 'No such group in this project.' },

@@ -1,7 +1,109 @@
+// The operator API (decisions.md §2): projects, plans, limit overrides and API
+// keys, behind HERALD_ADMIN_TOKEN. Every route has a CLI twin in cli.ts; both
+// call admin.service.ts.
+import type { FastifyRequest } from 'fastify'
 import type { AppContext } from '../platform/context.ts'
+import { AppError } from '../platform/errors.ts'
 import type { App } from '../platform/http/app-type.ts'
+import { adminAuth } from '../platform/http/auth.ts'
+import {
+  ApiKeyList,
+  CreateApiKeyBody,
+  CreatedApiKey,
+  CreatedProject,
+  CreateProjectBody,
+  ListProjectsQuery,
+  Ok,
+  PATCH_PROJECT_BODY_LIMIT,
+  Project,
+  ProjectKeyParams,
+  ProjectList,
+  ProjectParams,
+  UpdateProjectBody,
+} from './admin.schemas.ts'
+import {
+  createProjectApiKey,
+  createProjectForOperator,
+  getProject,
+  listProjectApiKeys,
+  listProjectsForOperator,
+  revokeProjectApiKey,
+  updateProjectSettings,
+} from './admin.service.ts'
+
+const tags = ['admin']
+const security = [{ adminToken: [] }]
+
+/** Without an operator token configured, nobody is the operator: every admin request is refused. */
+async function refuseAll(_request: FastifyRequest): Promise<void> {
+  throw new AppError('invalid_admin_token', 'No operator token is configured on this server.')
+}
 
 export function registerAdminRoutes(app: App, ctx: AppContext): void {
-  void app
-  void ctx
+  const onRequest = ctx.config.adminToken ? adminAuth(ctx.config.adminToken) : refuseAll
+  const { db, config } = ctx
+
+  app.post(
+    '/admin/v1/projects',
+    { onRequest, schema: { tags, security, summary: 'Create a project and its first API key', body: CreateProjectBody, response: { 201: CreatedProject } } },
+    async (request, reply) => reply.code(201).send(await createProjectForOperator(db, request.body)),
+  )
+
+  app.get(
+    '/admin/v1/projects',
+    { onRequest, schema: { tags, security, summary: 'List projects, newest first', querystring: ListProjectsQuery, response: { 200: ProjectList } } },
+    async (request) => listProjectsForOperator(db, request.query),
+  )
+
+  app.get(
+    '/admin/v1/projects/:id',
+    { onRequest, schema: { tags, security, summary: 'Get a project with its limits and usage', params: ProjectParams, response: { 200: Project } } },
+    async (request) => getProject(db, request.params.id),
+  )
+
+  app.patch(
+    '/admin/v1/projects/:id',
+    {
+      onRequest,
+      bodyLimit: PATCH_PROJECT_BODY_LIMIT,
+      schema: {
+        tags,
+        security,
+        summary: 'Change plan, default icon or limit overrides',
+        description: 'limits are merged into the stored overrides: a number sets a field, null returns it to the plan value, an absent field keeps its override.',
+        params: ProjectParams,
+        body: UpdateProjectBody,
+        response: { 200: Project },
+      },
+    },
+    async (request) => updateProjectSettings(db, config, request.params.id, request.body),
+  )
+
+  app.get(
+    '/admin/v1/projects/:id/api-keys',
+    { onRequest, schema: { tags, security, summary: "List a project's API keys (never the keys themselves)", params: ProjectParams, response: { 200: ApiKeyList } } },
+    async (request) => listProjectApiKeys(db, request.params.id),
+  )
+
+  app.post(
+    '/admin/v1/projects/:id/api-keys',
+    {
+      onRequest,
+      // The body is optional: a bare POST (no name) is validated as {}.
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {}
+      },
+      schema: { tags, security, summary: 'Create an API key', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey } },
+    },
+    async (request, reply) => reply.code(201).send(await createProjectApiKey(db, request.params.id, request.body?.name ?? null)),
+  )
+
+  app.delete(
+    '/admin/v1/projects/:id/api-keys/:key_id',
+    { onRequest, schema: { tags, security, summary: 'Revoke an API key at once', params: ProjectKeyParams, response: { 200: Ok } } },
+    async (request) => {
+      await revokeProjectApiKey(db, request.params.id, request.params.key_id)
+      return { ok: true as const }
+    },
+  )
 }

@@ -112,3 +112,26 @@ export async function listApiKeys(q: Queryable, projectId: string): Promise<ApiK
   )
   return result.rows
 }
+
+/** A page of projects, newest first, starting after the cursor (an id). */
+export async function listProjectsPage(q: Queryable, limit: number, cursor: string | null): Promise<ProjectRow[]> {
+  const result = await q.query<ProjectRow>(
+    `SELECT ${PROJECT_COLUMNS} FROM projects WHERE ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $1`,
+    [limit, cursor],
+  )
+  return result.rows
+}
+
+/** The project, locked until the transaction ends (read-modify-write of its limits). */
+export async function findProjectForUpdate(q: Queryable, id: string): Promise<ProjectRow | null> {
+  const result = await q.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE id = $1 FOR UPDATE`, [id])
+  return result.rows[0] ?? null
+}
+
+export async function findApiKey(q: Queryable, projectId: string, keyId: string): Promise<ApiKeyRow | null> {
+  const result = await q.query<ApiKeyRow>(
+    'SELECT id, project_id, name, prefix, hash, created_at, revoked_at FROM api_keys WHERE id = $1 AND project_id = $2',
+    [keyId, projectId],
+  )
+  return result.rows[0] ?? null
+}

@@ -1,0 +1,149 @@
+// The operator's view of projects and keys, shared by the /admin/v1 routes and
+// the `herald projects|keys` CLI, so both answer the same JSON.
+import type { Config } from '../platform/config.ts'
+import type { Database } from '../platform/db/database.ts'
+import { AppError } from '../platform/errors.ts'
+import { resolveMedia } from '../media/media.service.ts'
+import type {
+  ApiKeyList,
+  CreateProjectBody,
+  CreatedApiKey,
+  CreatedProject,
+  LimitsPatch,
+  ListProjectsQuery,
+  Project,
+  ProjectList,
+  UpdateProjectBody,
+} from './admin.schemas.ts'
+import { LIMIT_FIELDS } from './admin.schemas.ts'
+import { effectiveLimits, type LimitOverrides } from './plans.ts'
+import { createApiKey, createProject } from './projects.service.ts'
+import {
+  findApiKey,
+  findProjectById,
+  findProjectForUpdate,
+  listApiKeys,
+  listProjectsPage,
+  revokeApiKey,
+  updateProject,
+  type ProjectRow,
+} from './projects.store.ts'
+import { projectUsage, type ProjectUsage } from './usage.store.ts'
+
+export const DEFAULT_PAGE_SIZE = 50
+
+/** Only the known limit fields, whatever else the jsonb column might hold. */
+function storedOverrides(row: ProjectRow): LimitOverrides {
+  const out: LimitOverrides = {}
+  for (const field of LIMIT_FIELDS) {
+    const value = row.limits?.[field]
+    if (typeof value === 'number') out[field] = value
+  }
+  return out
+}
+
+/** The one mapping from a project row to its API shape. Never includes a secret. */
+export function projectJson(row: ProjectRow, usage: ProjectUsage): Project {
+  const overrides = storedOverrides(row)
+  return {
+    id: row.id,
+    name: row.name,
+    domain: row.domain,
+    plan: row.plan,
+    default_icon: row.default_icon,
+    limits: effectiveLimits(row.plan, overrides),
+    limit_overrides: overrides,
+    usage: { subscribers: usage.subscribers, pushes_this_month: usage.pushes_this_month },
+    vapid_public: row.vapid_public,
+    created_at: row.created_at.getTime(),
+  }
+}
+
+/** Stored overrides with a patch applied: a number sets a field, null removes it, absence keeps it. */
+export function mergeOverrides(stored: LimitOverrides, patch: LimitsPatch): LimitOverrides {
+  const merged: LimitOverrides = { ...stored }
+  for (const field of LIMIT_FIELDS) {
+    const value = patch[field]
+    if (value === null) delete merged[field]
+    else if (value !== undefined) merged[field] = value
+  }
+  return merged
+}
+
+async function requireProject(db: Database, id: string): Promise<ProjectRow> {
+  const row = await findProjectById(db, id)
+  if (!row) throw new AppError('project_not_found', `No project ${id}.`)
+  return row
+}
+
+export async function createProjectForOperator(db: Database, body: CreateProjectBody): Promise<CreatedProject> {
+  const created = await createProject(db, { name: body.name, plan: body.plan, domain: body.domain ?? null })
+  return {
+    id: created.project.id,
+    name: created.project.name,
+    plan: created.project.plan,
+    api_key: created.apiKey,
+    vapid_public: created.project.vapid_public,
+  }
+}
+
+export async function getProject(db: Database, id: string): Promise<Project> {
+  const row = await requireProject(db, id)
+  return projectJson(row, await projectUsage(db, id))
+}
+
+export async function listProjectsForOperator(db: Database, query: ListProjectsQuery): Promise<ProjectList> {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE
+  // One row more than asked tells whether another page follows.
+  const rows = await listProjectsPage(db, limit + 1, query.cursor ?? null)
+  const page = rows.slice(0, limit)
+  const projects = await Promise.all(page.map(async (row) => projectJson(row, await projectUsage(db, row.id))))
+  return { projects, next_cursor: rows.length > limit ? page[page.length - 1].id : null }
+}
+
+export async function updateProjectSettings(db: Database, config: Config, id: string, body: UpdateProjectBody): Promise<Project> {
+  await requireProject(db, id)
+  // A data-URL icon is checked and stored before the row is locked; an HTTPS URL comes back as given.
+  const defaultIcon =
+    body.default_icon === undefined || body.default_icon === null
+      ? body.default_icon
+      : await resolveMedia(db, config, 'icon', body.default_icon)
+  const row = await db.transaction(async (tx) => {
+    const current = await findProjectForUpdate(tx, id)
+    if (!current) throw new AppError('project_not_found', `No project ${id}.`)
+    return updateProject(tx, id, {
+      plan: body.plan,
+      default_icon: defaultIcon,
+      limits: body.limits === undefined ? undefined : mergeOverrides(storedOverrides(current), body.limits),
+    })
+  })
+  if (!row) throw new AppError('project_not_found', `No project ${id}.`)
+  return projectJson(row, await projectUsage(db, id))
+}
+
+export async function createProjectApiKey(db: Database, projectId: string, name: string | null): Promise<CreatedApiKey> {
+  const created = await createApiKey(db, projectId, name)
+  return { id: created.id, api_key: created.key }
+}
+
+export async function listProjectApiKeys(db: Database, projectId: string): Promise<ApiKeyList> {
+  await requireProject(db, projectId)
+  const rows = await listApiKeys(db, projectId)
+  return {
+    api_keys: rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      created_at: row.created_at.getTime(),
+      revoked_at: row.revoked_at ? row.revoked_at.getTime() : null,
+    })),
+  }
+}
+
+/** Revokes the key at once. Revoking a key already revoked succeeds again (the outcome is the same). */
+export async function revokeProjectApiKey(db: Database, projectId: string, keyId: string): Promise<void> {
+  await requireProject(db, projectId)
+  if (await revokeApiKey(db, projectId, keyId)) return
+  if (!(await findApiKey(db, projectId, keyId))) {
+    throw new AppError('api_key_not_found', `No API key ${keyId} in project ${projectId}.`)
+  }
+}
