@@ -1,7 +1,44 @@
+// POST/GET/DELETE /v1/webhooks: where a project's events are delivered (decisions.md §3).
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
+import { bearerAuth } from '../platform/http/auth.ts'
+import { CreatedWebhook, CreateWebhookBody, ListWebhooksQuery, Ok, WebhookList, WebhookParams } from './webhooks.schemas.ts'
+import { createWebhook, listWebhooks, removeWebhook } from './webhooks.service.ts'
+
+const tags = ['webhooks']
+const security = [{ apiKey: [] }]
 
 export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
-  void app
-  void ctx
+  const onRequest = bearerAuth(ctx)
+
+  app.post(
+    '/v1/webhooks',
+    {
+      onRequest,
+      schema: {
+        tags,
+        security,
+        summary: 'Register a webhook endpoint',
+        description: 'The secret signs every delivery (Standard Webhooks) and is shown only in this response.',
+        body: CreateWebhookBody,
+        response: { 201: CreatedWebhook },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await createWebhook(ctx.db, ctx.config, request.project.id, request.body)),
+  )
+
+  app.get(
+    '/v1/webhooks',
+    { onRequest, schema: { tags, security, summary: "List the project's webhook endpoints", querystring: ListWebhooksQuery, response: { 200: WebhookList } } },
+    async (request) => listWebhooks(ctx.db, request.project.id, request.query),
+  )
+
+  app.delete(
+    '/v1/webhooks/:id',
+    { onRequest, schema: { tags, security, summary: 'Remove a webhook endpoint', params: WebhookParams, response: { 200: Ok } } },
+    async (request) => {
+      await removeWebhook(ctx.db, request.project.id, request.params.id)
+      return { ok: true as const }
+    },
+  )
 }
