@@ -1,7 +1,45 @@
+// GET /v1/me (bearer) and GET /v1/vapid-public-key?project= (public, CORS):
+// decisions.md §3.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
+import { AppError } from '../platform/errors.ts'
+import { bearerAuth, enforceRateLimit, projectFromQuery } from '../platform/http/auth.ts'
+import { describeProject } from './me.service.ts'
+import { ErrorResponse, MeResponse, VapidKeyQuery, VapidKeyResponse } from './me.schemas.ts'
+
+/**
+ * A project's VAPID key never changes, so browsers may keep it a while; an
+ * hour spares the API a request on every page view of a busy site.
+ */
+const VAPID_KEY_MAX_AGE_SECONDS = 3600
 
 export function registerMeRoutes(app: App, ctx: AppContext): void {
-  void app
-  void ctx
+  app.get('/v1/me', {
+    onRequest: bearerAuth(ctx),
+    schema: {
+      tags: ['project'],
+      summary: 'The project of this API key: plan, limits, usage, VAPID public key',
+      security: [{ apiKey: [] }],
+      response: { 200: MeResponse, 401: ErrorResponse, 429: ErrorResponse },
+    },
+  }, async (request) => describeProject(ctx.db, request.project))
+
+  app.get('/v1/vapid-public-key', {
+    schema: {
+      tags: ['project'],
+      summary: "The project's VAPID public key, for the browser SDK (no API key needed)",
+      security: [{ project: [] }],
+      querystring: VapidKeyQuery,
+      response: { 200: VapidKeyResponse, 400: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
+    },
+  }, async (request, reply) => {
+    if (!request.query.project) throw new AppError('missing_project')
+    const project = await projectFromQuery(ctx, request)
+    if (!project) throw new AppError('project_not_found')
+    request.project = project
+    // Counted like the other browser routes, so it cannot be used to hammer the database for free.
+    if (!(await enforceRateLimit(ctx, request, reply))) throw new AppError('rate_limited')
+    reply.header('Cache-Control', `public, max-age=${VAPID_KEY_MAX_AGE_SECONDS}`)
+    return { vapid_public: project.vapid_public }
+  })
 }

@@ -1,0 +1,42 @@
+// Shapes of GET /v1/me and GET /v1/vapid-public-key (decisions.md §3).
+import { Type, type Static } from 'typebox'
+import { PLAN_NAMES } from './plans.ts'
+
+const EffectiveLimits = Type.Object(
+  {
+    groups: Type.Integer(),
+    subscribers: Type.Integer(),
+    monthly_pushes: Type.Integer(),
+    requests_per_minute: Type.Integer(),
+  },
+  { description: "The plan's numbers with this project's overrides applied." },
+)
+
+export const MeResponse = Type.Object({
+  project: Type.Object({
+    id: Type.String({ description: 'prj_…' }),
+    name: Type.String(),
+    domain: Type.Union([Type.String(), Type.Null()]),
+    vapid_public: Type.String({ description: 'The VAPID public key (base64url), the applicationServerKey for pushManager.subscribe.' }),
+    plan: Type.Enum([...PLAN_NAMES]),
+    default_icon: Type.Union([Type.String(), Type.Null()], { description: 'Used when a send gives no notification.icon.' }),
+    limits: EffectiveLimits,
+    usage: Type.Object({
+      subscribers: Type.Integer({ description: 'Active subscribers now.' }),
+      pushes_this_month: Type.Integer({ description: 'Pushes counted against the cap in the current calendar month (UTC).' }),
+    }),
+  }),
+})
+export type MeResponse = Static<typeof MeResponse>
+
+export const VapidKeyQuery = Type.Object({
+  project: Type.Optional(Type.String({ description: 'The project id, prj_…' })),
+})
+
+export const VapidKeyResponse = Type.Object({
+  vapid_public: Type.String({ description: 'The VAPID public key (base64url).' }),
+})
+
+export const ErrorResponse = Type.Object({
+  error: Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),
+})
