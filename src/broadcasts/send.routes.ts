@@ -1,7 +1,34 @@
+// POST /v1/send (api.md 4.7).
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
+import { bearerAuth } from '../platform/http/auth.ts'
+import { ErrorBody, SendBody, SendResponse } from './broadcasts.schemas.ts'
+import { sendBroadcast } from './send.service.ts'
+
+/**
+ * A 1 MB image and a 256 KB icon as base64 data URLs take about 1.7 MB of
+ * JSON (base64 adds a third); 2 MiB leaves room for the rest of the body.
+ */
+export const SEND_BODY_LIMIT = 2 * 1024 * 1024
 
 export function registerSendRoutes(app: App, ctx: AppContext): void {
-  void app
-  void ctx
+  app.post(
+    '/v1/send',
+    {
+      bodyLimit: SEND_BODY_LIMIT,
+      onRequest: bearerAuth(ctx),
+      schema: {
+        tags: ['broadcasts'],
+        summary: 'Send or schedule a broadcast',
+        description: 'Creates a broadcast and queues it for fan-out, at once or at scheduled_at (Plus plan or higher).',
+        security: [{ apiKey: [] }],
+        body: SendBody,
+        response: { 202: SendResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const result = await sendBroadcast(ctx, request.project, request.body)
+      return reply.code(202).send(result)
+    },
+  )
 }

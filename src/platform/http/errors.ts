@@ -23,11 +23,21 @@ function issuePath(context: string | undefined, error: AjvLikeError): string {
   return path || '(body)'
 }
 
+/** Ajv's message, naming what Ajv leaves out: the unknown property, the allowed values. */
+function issueMessage(error: AjvLikeError): string {
+  const message = error.message ?? 'is invalid'
+  const extra = error.params?.additionalProperty
+  if (error.keyword === 'additionalProperties' && typeof extra === 'string') return `${message}: '${extra}'`
+  const allowed = error.params?.allowedValues
+  if (error.keyword === 'enum' && Array.isArray(allowed)) return `must be one of: ${allowed.join(', ')}`
+  return message
+}
+
 export function validationIssues(error: FastifyError): ValidationIssue[] {
   const context = (error as FastifyError & { validationContext?: string }).validationContext
   return (error.validation ?? []).map((item) => ({
     path: issuePath(context, item as AjvLikeError),
-    message: item.message ?? 'is invalid',
+    message: issueMessage(item as AjvLikeError),
   }))
 }
 

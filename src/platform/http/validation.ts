@@ -11,6 +11,8 @@ function makeAjv(coerce: boolean): Ajv {
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
     removeAdditional: false,
+    // oneOf + discriminator (e.g. send's target): errors name the branch the tag picks.
+    discriminator: true,
     strict: false,
   })
   ;(addFormats as unknown as (a: Ajv) => void)(ajv)

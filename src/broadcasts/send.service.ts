@@ -1,0 +1,121 @@
+// POST /v1/send (api.md 4.7): checks a send in the order a client can act on
+// (cheap form checks, plan gates, time, target, budget, then media), and
+// writes the broadcast, its budget reservation and its job in one transaction.
+import type { Config } from '../platform/config.ts'
+import type { Database } from '../platform/db/database.ts'
+import { AppError, invalidField } from '../platform/errors.ts'
+import type { AuthedProject } from '../platform/http/auth.ts'
+import { isId, newId } from '../platform/ids.ts'
+import { enqueue } from '../platform/jobs/queue.ts'
+import { planAtLeast } from '../projects/plans.ts'
+import { resolveMedia, type MediaKind } from '../media/media.service.ts'
+import { DEFAULT_TTL, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
+import { estimateAudience, groupExists, insertBroadcast } from './broadcasts.store.ts'
+import { checkPushBudget, reservePushes } from './push-budget.ts'
+
+/** api.md §8: scheduled_at lies within 90 days. */
+export const MAX_SCHEDULE_AHEAD_MS = 90 * 24 * 60 * 60 * 1000
+/** api.md §8: an HTTPS icon or image URL is at most 2048 chars. */
+const MAX_MEDIA_URL_LENGTH = 2048
+
+export interface SendDeps {
+  db: Database
+  config: Config
+}
+
+/**
+ * The form of an icon or image before anything is stored: an HTTPS URL of at
+ * most 2048 chars, or some data: URL (whose content resolveMedia checks).
+ */
+function checkMediaForm(kind: MediaKind, value: string | undefined): void {
+  if (value === undefined) return
+  const https = /^https:\/\//i.test(value)
+  const data = /^data:/i.test(value)
+  if ((https && value.length <= MAX_MEDIA_URL_LENGTH) || data) return
+  const code = kind === 'icon' ? 'invalid_icon' : 'invalid_image'
+  const message = https
+    ? `notification.${kind} is an HTTPS URL of ${value.length} chars; at most ${MAX_MEDIA_URL_LENGTH} are allowed.`
+    : `notification.${kind} must be an HTTPS URL or a data: URL.`
+  throw new AppError(code, message)
+}
+
+/** An absolute click URL must parse; the schema's pattern only checks its outline. */
+function checkClickUrl(url: string): void {
+  if (url.startsWith('/')) return
+  try {
+    new URL(url)
+  } catch {
+    throw invalidField('notification.url', 'must be an absolute http(s) URL or a path starting with /')
+  }
+}
+
+export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, now = Date.now()): Promise<SendResponse> {
+  const { db, config } = deps
+  const notification = body.notification
+  const url = notification.url ?? '/'
+  checkClickUrl(url)
+  checkMediaForm('icon', notification.icon)
+  checkMediaForm('image', notification.image)
+
+  if (notification.image !== undefined && !planAtLeast(project.plan, 'hobby')) throw new AppError('image_requires_upgrade')
+
+  let runAt: Date | null = null
+  if (body.scheduled_at !== undefined) {
+    if (!planAtLeast(project.plan, 'plus')) throw new AppError('scheduling_requires_upgrade')
+    if (!(body.scheduled_at > now && body.scheduled_at <= now + MAX_SCHEDULE_AHEAD_MS)) {
+      const message = body.scheduled_at <= now
+        ? 'scheduled_at lies in the past; it must lie in the future and within 90 days.'
+        : 'scheduled_at lies more than 90 days ahead; it must lie in the future and within 90 days.'
+      throw new AppError('invalid_scheduled_at', message)
+    }
+    runAt = new Date(body.scheduled_at)
+  }
+
+  const target = body.target
+  if (target.type === 'group' && !(isId('grp', target.group_id) && (await groupExists(db, project.id, target.group_id)))) {
+    throw new AppError('group_not_found', `No group ${target.group_id} in this project.`)
+  }
+
+  const cap = project.effectiveLimits.monthly_pushes
+  const audience = await estimateAudience(db, project.id, target)
+  // A scheduled broadcast counts against the month it fires in; it is only
+  // checked here, and reserved by the scheduler at fire time.
+  const fireAt = runAt ?? new Date(now)
+  await checkPushBudget(db, project.id, cap, audience, fireAt)
+
+  // Media last among the checks: storing a data URL is the costliest step, and
+  // a send refused for any reason above stores nothing.
+  const icon = notification.icon !== undefined
+    ? await resolveMedia(db, config, 'icon', notification.icon)
+    : project.default_icon
+  const image = notification.image !== undefined ? await resolveMedia(db, config, 'image', notification.image) : null
+
+  const id = newId('bdc', now)
+  await db.transaction(async (tx) => {
+    // Reserve before the insert: when the budget ran out since the check, the
+    // throw rolls back the whole transaction and nothing is written.
+    if (!runAt) await reservePushes(tx, project.id, cap, audience, fireAt)
+    await insertBroadcast(tx, {
+      id,
+      project_id: project.id,
+      status: runAt ? 'scheduled' : 'pending',
+      source: 'api',
+      target,
+      title: notification.title,
+      body: notification.body,
+      icon: icon ?? null,
+      image,
+      url,
+      ttl: body.ttl ?? DEFAULT_TTL,
+      urgency: body.urgency ?? 'normal',
+      topic: body.topic ?? null,
+      audience,
+      reserved: runAt ? 0 : audience,
+      scheduled_at: runAt,
+    })
+    if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt })
+    else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
+  })
+
+  return runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }
+}
