@@ -1,14 +1,168 @@
-// The operator CLI: the twin of every /admin/v1 route, printing JSON.
+// The operator CLI: the twin of every /admin/v1 route, printing the same JSON.
+// Arguments are checked against the routes' own schemas. Exit codes: 0 done,
+// 1 the operation failed (the error JSON is on stderr), 2 bad arguments.
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import type { FastifyError } from 'fastify'
+import type { TSchema } from 'typebox'
 import type { Config } from '../platform/config.ts'
 import type { Database } from '../platform/db/database.ts'
+import { AppError } from '../platform/errors.ts'
+import { validationIssues } from '../platform/http/errors.ts'
+import { validatorCompiler } from '../platform/http/validation.ts'
+import {
+  CreateApiKeyBody,
+  CreateProjectBody,
+  LIMIT_FIELDS,
+  ListProjectsQuery,
+  UpdateProjectBody,
+  type LimitsPatch,
+} from './admin.schemas.ts'
+import {
+  createProjectApiKey,
+  createProjectForOperator,
+  getProject,
+  listProjectApiKeys,
+  listProjectsForOperator,
+  revokeProjectApiKey,
+  updateProjectSettings,
+} from './admin.service.ts'
 
-export const PROJECT_COMMANDS_HELP = ''
+export const PROJECT_COMMANDS_HELP = `
+  herald projects create --name NAME [--plan free|hobby|plus|pro|max] [--domain DOMAIN]
+  herald projects list [--limit 1-100] [--cursor PROJECT_ID]
+  herald projects get PROJECT_ID
+  herald projects update PROJECT_ID [--plan PLAN] [--default-icon URL|null]
+                         [--limit FIELD=N|null ...]   FIELD: ${LIMIT_FIELDS.join(', ')}
+  herald keys create PROJECT_ID [--name NAME]
+  herald keys list PROJECT_ID
+  herald keys revoke PROJECT_ID KEY_ID
+
+  Each prints JSON, the same as the /admin/v1 API. Exit 0 on success, 1 when
+  the operation fails (error JSON on stderr), 2 on bad arguments.
+`
+
+/** Bad command-line arguments: exit code 2. */
+class UsageError extends Error {}
+
+/** Checks a value against a route schema, so the CLI accepts exactly what the API does. */
+function check<T>(schema: TSchema, value: unknown, httpPart: 'body' | 'querystring' = 'body'): T {
+  const validate = validatorCompiler({ schema: schema as object, httpPart }) as unknown as {
+    (data: unknown): boolean
+    errors?: unknown[]
+  }
+  if (validate(value)) return value as T
+  const issues = validationIssues({ validation: validate.errors } as unknown as FastifyError)
+  throw new UsageError(issues.map((issue) => `${issue.path}: ${issue.message}`).join('\n'))
+}
+
+function parse(args: string[], options: ParseArgsConfig['options'], positionals: string[]) {
+  const parsed = parseArgs({ args, options, allowPositionals: true, strict: true })
+  if (parsed.positionals.length !== positionals.length) {
+    const expected = positionals.length ? positionals.join(' ') : 'no positional arguments'
+    throw new UsageError(`expected ${expected}, got ${parsed.positionals.length ? parsed.positionals.join(' ') : 'none'}`)
+  }
+  return { values: parsed.values as Record<string, string | string[] | undefined>, positionals: parsed.positionals }
+}
+
+/** `--limit groups=10 --limit subscribers=null` → { groups: 10, subscribers: null }. */
+function parseLimits(items: string[]): LimitsPatch {
+  const limits: Record<string, number | null> = {}
+  for (const item of items) {
+    const match = /^([a-z_]+)=(.*)$/.exec(item)
+    if (!match) throw new UsageError(`--limit ${item}: expected FIELD=N or FIELD=null`)
+    const [, field, raw] = match
+    if (!(LIMIT_FIELDS as readonly string[]).includes(field)) {
+      throw new UsageError(`--limit ${item}: FIELD is one of ${LIMIT_FIELDS.join(', ')}`)
+    }
+    if (raw !== 'null' && !/^\d+$/.test(raw)) throw new UsageError(`--limit ${item}: the value is a non-negative integer or null`)
+    limits[field] = raw === 'null' ? null : Number(raw)
+  }
+  return limits as LimitsPatch
+}
+
+async function projects(db: Database, config: Config, sub: string | undefined, args: string[]): Promise<unknown> {
+  switch (sub) {
+    case 'create': {
+      const { values } = parse(args, { name: { type: 'string' }, plan: { type: 'string' }, domain: { type: 'string' } }, [])
+      if (values.name === undefined) throw new UsageError('--name is required')
+      const body: Record<string, unknown> = { name: values.name }
+      if (values.plan !== undefined) body.plan = values.plan
+      if (values.domain !== undefined) body.domain = values.domain
+      return createProjectForOperator(db, check(CreateProjectBody, body))
+    }
+    case 'list': {
+      const { values } = parse(args, { limit: { type: 'string' }, cursor: { type: 'string' } }, [])
+      const query: Record<string, unknown> = {}
+      if (values.limit !== undefined) query.limit = values.limit
+      if (values.cursor !== undefined) query.cursor = values.cursor
+      return listProjectsForOperator(db, check(ListProjectsQuery, query, 'querystring'))
+    }
+    case 'get': {
+      const { positionals } = parse(args, {}, ['PROJECT_ID'])
+      return getProject(db, positionals[0])
+    }
+    case 'update': {
+      const { values, positionals } = parse(
+        args,
+        { plan: { type: 'string' }, 'default-icon': { type: 'string' }, limit: { type: 'string', multiple: true } },
+        ['PROJECT_ID'],
+      )
+      const body: Record<string, unknown> = {}
+      if (values.plan !== undefined) body.plan = values.plan
+      const icon = values['default-icon'] as string | undefined
+      if (icon !== undefined) body.default_icon = icon === 'null' ? null : icon
+      if (values.limit !== undefined) body.limits = parseLimits(values.limit as string[])
+      return updateProjectSettings(db, config, positionals[0], check(UpdateProjectBody, body))
+    }
+    default:
+      throw new UsageError(`unknown command "projects ${sub ?? ''}"; expected create, list, get or update`)
+  }
+}
+
+async function keys(db: Database, sub: string | undefined, args: string[]): Promise<unknown> {
+  switch (sub) {
+    case 'create': {
+      const { values, positionals } = parse(args, { name: { type: 'string' } }, ['PROJECT_ID'])
+      const body = check<CreateApiKeyBody>(CreateApiKeyBody, values.name === undefined ? {} : { name: values.name })
+      return createProjectApiKey(db, positionals[0], body.name ?? null)
+    }
+    case 'list': {
+      const { positionals } = parse(args, {}, ['PROJECT_ID'])
+      return listProjectApiKeys(db, positionals[0])
+    }
+    case 'revoke': {
+      const { positionals } = parse(args, {}, ['PROJECT_ID', 'KEY_ID'])
+      await revokeProjectApiKey(db, positionals[0], positionals[1])
+      return { ok: true }
+    }
+    default:
+      throw new UsageError(`unknown command "keys ${sub ?? ''}"; expected create, list or revoke`)
+  }
+}
+
+/** node:util parseArgs throws a TypeError with an ERR_PARSE_ARGS_* code for unknown or malformed options. */
+function isParseArgsError(err: unknown): err is Error {
+  const code = (err as { code?: unknown } | null)?.code
+  return err instanceof Error && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')
+}
 
 /** Runs a project/keys command; returns the exit code, or null when the command is not one of these. */
 export async function runProjectCommand(db: Database, config: Config, command: string, args: string[]): Promise<number | null> {
-  void db
-  void config
-  void command
-  void args
-  return null
+  if (command !== 'projects' && command !== 'keys') return null
+  const [sub, ...rest] = args
+  try {
+    const result = command === 'projects' ? await projects(db, config, sub, rest) : await keys(db, sub, rest)
+    console.log(JSON.stringify(result, null, 2))
+    return 0
+  } catch (err) {
+    if (err instanceof UsageError || isParseArgsError(err)) {
+      console.error(`herald ${command} ${sub ?? ''}: ${err.message}\n${PROJECT_COMMANDS_HELP}`)
+      return 2
+    }
+    if (err instanceof AppError) {
+      console.error(JSON.stringify(err.toBody(), null, 2))
+      return 1
+    }
+    throw err
+  }
 }

@@ -1,0 +1,158 @@
+// The operator CLI run for real, as a child process, against a database of
+// its own: PostgreSQL (a cloned test database) or an embedded one on disk.
+// Each run starts a process (seconds each), so the steps share one project.
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, testDbMode, type TestDatabase } from '../../test/support/database.ts'
+import { openDatabase, type Database } from '../platform/db/database.ts'
+import { lookupPrefix } from './api-keys.ts'
+import { PLANS } from './plans.ts'
+import { findActiveKeyByPrefix } from './projects.store.ts'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx')
+/** Starting tsx and opening an embedded database on disk takes seconds on a busy machine. */
+const STEP_TIMEOUT = 120_000
+
+let env: NodeJS.ProcessEnv
+let database: TestDatabase | null = null
+let dataDir: string | null = null
+
+beforeAll(async () => {
+  env = { ...process.env, NODE_ENV: 'test' }
+  if (testDbMode() === 'postgres') {
+    database = await createTestDatabase()
+    env.DATABASE_URL = database.url!
+  } else {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-cli-'))
+    delete env.DATABASE_URL
+    env.HERALD_DATA_DIR = dataDir
+  }
+})
+afterAll(async () => {
+  await database?.drop()
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
+})
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+function herald(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(TSX, ['src/main.ts', ...args], { cwd: ROOT, env, timeout: STEP_TIMEOUT }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+function json(run: Run): any {
+  expect(run.code, run.stderr).toBe(0)
+  return JSON.parse(run.stdout)
+}
+
+/** The CLI's database, opened only while no CLI process runs (an embedded data dir has one user at a time). */
+async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  if (database) return fn(database.db)
+  const db = await openDatabase({ databaseUrl: null, dataDir })
+  try {
+    return await fn(db)
+  } finally {
+    await db.close()
+  }
+}
+
+describe('herald CLI', () => {
+  let projectId: string
+  let projectKey: string
+  let key: { id: string; api_key: string }
+
+  it('db migrate prints the migrations it applied', async () => {
+    const out = json(await herald('db', 'migrate'))
+    expect(out).toEqual({ applied: expect.any(Array) })
+    // A fresh embedded directory starts empty; a cloned PostgreSQL database is migrated already.
+    if (dataDir) expect(out.applied).toContain('0001_init.sql')
+  }, STEP_TIMEOUT)
+
+  it('projects create prints the project with its first key', async () => {
+    const out = json(await herald('projects', 'create', '--name', 'Shop', '--plan', 'plus', '--domain', 'shop.example.com'))
+    expect(out).toEqual({
+      id: expect.stringMatching(/^prj_/),
+      name: 'Shop',
+      plan: 'plus',
+      api_key: expect.stringMatching(/^hk_live_/),
+      vapid_public: expect.any(String),
+    })
+    projectId = out.id
+    projectKey = out.api_key
+  }, STEP_TIMEOUT)
+
+  it('projects list shows it', async () => {
+    const out = json(await herald('projects', 'list'))
+    expect(out.next_cursor).toBeNull()
+    expect(out.projects).toEqual([
+      {
+        id: projectId,
+        name: 'Shop',
+        domain: 'shop.example.com',
+        plan: 'plus',
+        default_icon: null,
+        limits: PLANS.plus,
+        limit_overrides: {},
+        usage: { subscribers: 0, pushes_this_month: 0 },
+        vapid_public: expect.any(String),
+        created_at: expect.any(Number),
+      },
+    ])
+  }, STEP_TIMEOUT)
+
+  it('projects update changes plan, icon and limit overrides', async () => {
+    const out = json(
+      await herald('projects', 'update', projectId, '--plan', 'pro', '--default-icon', 'https://cdn.example.com/i.png',
+        '--limit', 'groups=10', '--limit', 'subscribers=null', '--limit', 'monthly_pushes=0'),
+    )
+    expect(out).toMatchObject({
+      id: projectId,
+      plan: 'pro',
+      default_icon: 'https://cdn.example.com/i.png',
+      limits: { ...PLANS.pro, groups: 10, monthly_pushes: 0 },
+      limit_overrides: { groups: 10, monthly_pushes: 0 },
+    })
+  }, STEP_TIMEOUT)
+
+  it('keys create prints a new key', async () => {
+    key = json(await herald('keys', 'create', projectId, '--name', 'ci'))
+    expect(key).toEqual({ id: expect.stringMatching(/^key_/), api_key: expect.stringMatching(/^hk_live_/) })
+  }, STEP_TIMEOUT)
+
+  it('keys revoke revokes it and only it', async () => {
+    expect(json(await herald('keys', 'revoke', projectId, key.id))).toEqual({ ok: true })
+    await withDatabase(async (db) => {
+      expect(await findActiveKeyByPrefix(db, lookupPrefix(key.api_key)!)).toBeNull()
+      expect((await findActiveKeyByPrefix(db, lookupPrefix(projectKey)!))?.project.id).toBe(projectId)
+      const stored = await db.query<{ limits: unknown; plan: string }>('SELECT limits, plan FROM projects WHERE id = $1', [projectId])
+      expect(stored.rows[0]).toEqual({ limits: { groups: 10, monthly_pushes: 0 }, plan: 'pro' })
+    })
+  }, STEP_TIMEOUT)
+
+  it('exits 2 with a message on bad arguments', async () => {
+    const run = await herald('projects', 'update', projectId, '--limit', 'groups=lots')
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toContain('--limit groups=lots')
+  }, STEP_TIMEOUT)
+
+  it('exits 1 with the error JSON when the operation fails', async () => {
+    const run = await herald('keys', 'create', 'prj_unknown')
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe('')
+    expect(JSON.parse(run.stderr)).toEqual({ error: { code: 'project_not_found', message: expect.any(String) } })
+  }, STEP_TIMEOUT)
+})
