@@ -101,13 +101,25 @@ export async function listProjectsForOperator(db: Database, query: ListProjectsQ
   return { projects, next_cursor: rows.length > limit ? page[page.length - 1].id : null }
 }
 
+/** resolveMedia speaks of notification.icon; here the field is default_icon. */
+async function resolveDefaultIcon(db: Database, config: Config, value: string): Promise<string> {
+  try {
+    return await resolveMedia(db, config, 'icon', value)
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'invalid_icon') {
+      throw new AppError('invalid_icon', err.message.replace(/^notification\.icon\b/, 'default_icon'), err.extra)
+    }
+    throw err
+  }
+}
+
 export async function updateProjectSettings(db: Database, config: Config, id: string, body: UpdateProjectBody): Promise<Project> {
   await requireProject(db, id)
   // A data-URL icon is checked and stored before the row is locked; an HTTPS URL comes back as given.
   const defaultIcon =
     body.default_icon === undefined || body.default_icon === null
       ? body.default_icon
-      : await resolveMedia(db, config, 'icon', body.default_icon)
+      : await resolveDefaultIcon(db, config, body.default_icon)
   const row = await db.transaction(async (tx) => {
     const current = await findProjectForUpdate(tx, id)
     if (!current) throw new AppError('project_not_found', `No project ${id}.`)

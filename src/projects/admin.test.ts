@@ -305,6 +305,7 @@ describe('PATCH /admin/v1/projects/:id', () => {
       const res = await patch(created.id, { default_icon: icon })
       expect(res.statusCode, icon).toBe(400)
       expect(res.json().error.code).toBe('invalid_icon')
+      expect(res.json().error.message).toMatch(/^default_icon/)
     }
     const project = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}`, headers: admin })).json()
     expect(project.default_icon).toBe('https://cdn.example.com/a.png')
