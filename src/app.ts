@@ -44,6 +44,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     genReqId: () => newId('req'),
     trustProxy: true,
     return503OnClosing: true,
+    // Fastify's default of 100 would answer 414 to a valid external_id (up to
+    // 256 characters) in DELETE /v1/subscribers/by-external-id/:external_id.
+    routerOptions: { maxParamLength: 1024 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
   app.setValidatorCompiler(validatorCompiler)

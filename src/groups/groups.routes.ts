@@ -1,7 +1,102 @@
+// /v1/groups (api.md 4.1-4.6). Bearer auth; the service does the rest.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
+import { bearerAuth } from '../platform/http/auth.ts'
+import {
+  Added,
+  AddMembersBody,
+  CreatedId,
+  CreateGroupBody,
+  GroupList,
+  GroupParams,
+  MemberParams,
+  Ok,
+  UpdateGroupBody,
+} from './groups.schemas.ts'
+import * as service from './groups.service.ts'
+
+const tags = ['groups']
+const security = [{ apiKey: [] }]
 
 export function registerGroupsRoutes(app: App, ctx: AppContext): void {
-  void app
-  void ctx
+  const onRequest = bearerAuth(ctx)
+
+  app.get('/v1/groups', {
+    onRequest,
+    schema: { tags, security, summary: 'List every group of the project', response: { 200: GroupList } },
+  }, async (request) => ({ groups: await service.listGroups(ctx.db, request.project.id) }))
+
+  app.post('/v1/groups', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Create a group',
+      description: 'Subject to the plan’s group cap (403 group_limit_reached). Names are unique per project (409 group_name_taken).',
+      body: CreateGroupBody,
+      response: { 201: CreatedId },
+    },
+  }, async (request, reply) => {
+    const id = await service.createGroup(ctx.db, request.project, request.body)
+    return reply.code(201).send({ id })
+  })
+
+  app.patch('/v1/groups/:id', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Rename a group or change its description',
+      description: 'description: null clears it. Sending neither field changes nothing.',
+      params: GroupParams,
+      body: UpdateGroupBody,
+      response: { 200: Ok },
+    },
+  }, async (request) => {
+    await service.updateGroup(ctx.db, request.project.id, request.params.id, request.body)
+    return { ok: true as const }
+  })
+
+  app.delete('/v1/groups/:id', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Delete a group',
+      description: 'Its memberships go with it; the subscribers stay.',
+      params: GroupParams,
+      response: { 200: Ok },
+    },
+  }, async (request) => {
+    await service.deleteGroup(ctx.db, request.project.id, request.params.id)
+    return { ok: true as const }
+  })
+
+  app.post('/v1/groups/:id/subscribers', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Add subscribers to a group',
+      description: 'Idempotent. Ids of other projects and unknown ids are silently dropped. added counts new memberships only.',
+      params: GroupParams,
+      body: AddMembersBody,
+      response: { 200: Added },
+    },
+  }, async (request) => ({ added: await service.addMembers(ctx.db, request.project.id, request.params.id, request.body) }))
+
+  app.delete('/v1/groups/:id/subscribers/:sid', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Remove one subscriber from a group',
+      description: 'The subscriber stays active and in its other groups. 200 also when it was not a member.',
+      params: MemberParams,
+      response: { 200: Ok },
+    },
+  }, async (request) => {
+    await service.removeMember(ctx.db, request.project.id, request.params.id, request.params.sid)
+    return { ok: true as const }
+  })
 }

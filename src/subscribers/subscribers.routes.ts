@@ -1,7 +1,77 @@
+// The /v1/subscribers resource (decisions.md §3): list, read and erase.
+// Bearer auth. Erasure is a hard delete; memberships and event rows cascade.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
+import { bearerAuth } from '../platform/http/auth.ts'
+import {
+  Deleted,
+  EraseByEndpointBody,
+  ExternalIdParams,
+  ListSubscribersQuery,
+  Subscriber,
+  SubscriberList,
+  SubscriberParams,
+} from './subscribers.schemas.ts'
+import * as service from './subscribers.service.ts'
+import * as store from './subscribers.store.ts'
+
+const tags = ['subscribers']
+const security = [{ apiKey: [] }]
 
 export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
-  void app
-  void ctx
+  const onRequest = bearerAuth(ctx)
+
+  app.get('/v1/subscribers', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'List subscribers, newest first',
+      description: 'Filters combine. Pass next_cursor back as ?cursor= for the next page; null means the last page.',
+      querystring: ListSubscribersQuery,
+      response: { 200: SubscriberList },
+    },
+  }, async (request) => service.listSubscribers(ctx.db, request.project.id, request.query))
+
+  app.get('/v1/subscribers/:sid', {
+    onRequest,
+    schema: { tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber } },
+  }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid))
+
+  // Static paths before /:sid: find-my-way prefers them, so "by-endpoint" is never read as an id.
+  app.delete('/v1/subscribers/by-endpoint', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Erase the subscriber with this endpoint',
+      description: 'Hard delete of the row, its memberships and its events. deleted is 0 when the endpoint is not on file.',
+      body: EraseByEndpointBody,
+      response: { 200: Deleted },
+    },
+  }, async (request) => ({ deleted: await store.deleteByEndpoint(ctx.db, request.project.id, request.body.endpoint) }))
+
+  app.delete('/v1/subscribers/by-external-id/:external_id', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Erase every subscriber (device) of one user',
+      description: 'Hard delete of the rows, their memberships and their events.',
+      params: ExternalIdParams,
+      response: { 200: Deleted },
+    },
+  }, async (request) => ({ deleted: await store.deleteByExternalId(ctx.db, request.project.id, request.params.external_id) }))
+
+  app.delete('/v1/subscribers/:sid', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Erase one subscriber',
+      description: 'Hard delete of the row, its memberships and its events. Counts already on broadcasts stay.',
+      params: SubscriberParams,
+      response: { 200: Deleted },
+    },
+  }, async (request) => ({ deleted: await service.eraseById(ctx.db, request.project.id, request.params.sid) }))
 }

@@ -1,0 +1,54 @@
+// Subscribe and unsubscribe (api.md 4.8, 4.9): called from browsers with only
+// the project id, so every rule here must hold against a hostile caller.
+import type { Config } from '../platform/config.ts'
+import type { Database } from '../platform/db/database.ts'
+import { AppError, invalidField } from '../platform/errors.ts'
+import { isId, newId } from '../platform/ids.ts'
+import type { AuthedProject } from '../platform/http/auth.ts'
+import { checkPushEndpoint } from '../platform/outbound/url-policy.ts'
+import { joinGroups } from '../groups/groups.store.ts'
+import type { SubscribeBody, UnsubscribeBody } from './subscribers.schemas.ts'
+import * as store from './subscribers.store.ts'
+
+/**
+ * Stores the subscription and returns its id: a new row, or the project's
+ * existing row for that endpoint, refreshed and active again.
+ *
+ * The subscriber cap counts active subscribers only (unsubscribed and expired
+ * ones receive nothing). It is checked only when the call would add an active
+ * subscriber: a new endpoint, or an unsubscribed/expired one coming back. A
+ * repeat from an endpoint that is already active is never refused. The
+ * project row is locked for that check, so concurrent subscribes at cap - 1
+ * cannot both pass.
+ */
+export async function subscribe(db: Database, config: Config, project: AuthedProject, body: SubscribeBody): Promise<string> {
+  const refused = checkPushEndpoint(body.endpoint, config)
+  if (refused) throw invalidField('endpoint', refused)
+  const groupIds = (body.group_ids ?? []).filter((id) => isId('grp', id))
+  const cap = project.effectiveLimits.subscribers
+
+  return db.transaction(async (tx) => {
+    const status = await store.findStatusByEndpoint(tx, project.id, body.endpoint)
+    if (status !== 'active') {
+      await store.lockProject(tx, project.id)
+      if ((await store.countActive(tx, project.id, cap)) >= cap) {
+        throw new AppError('subscriber_limit_reached', `The project is at its plan's cap of ${cap} subscribers.`, { limit: cap })
+      }
+    }
+    const id = await store.upsertSubscriber(tx, {
+      id: newId('sub'),
+      project_id: project.id,
+      endpoint: body.endpoint,
+      p256dh: body.keys.p256dh,
+      auth: body.keys.auth,
+      external_id: body.external_id,
+    })
+    if (groupIds.length > 0) await joinGroups(tx, project.id, id, groupIds)
+    return id
+  })
+}
+
+/** Soft unsubscribe; an unknown endpoint is not an error (api.md 4.9). */
+export async function unsubscribe(db: Database, projectId: string, body: UnsubscribeBody): Promise<void> {
+  await store.markUnsubscribed(db, projectId, body.endpoint)
+}

@@ -1,0 +1,87 @@
+// Request and response shapes of subscribe/unsubscribe (api.md 4.8, 4.9) and
+// of the /v1/subscribers resource (decisions.md §3).
+import { Type, type Static } from 'typebox'
+
+/** api.md §8. */
+export const ENDPOINT_MAX = 2048
+export const KEY_MAX = 256
+export const EXTERNAL_ID_MAX = 256
+export const GROUP_IDS_MAX = 50
+
+const BASE64URL = '^[A-Za-z0-9_-]+={0,2}$'
+export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9_-]+$'
+
+export const ExternalId = Type.String({
+  minLength: 1,
+  maxLength: EXTERNAL_ID_MAX,
+  pattern: EXTERNAL_ID_PATTERN,
+  description: 'The customer’s own user id: A-Z a-z 0-9 _ - only.',
+})
+
+export const SubscriberStatus = Type.Union([Type.Literal('active'), Type.Literal('unsubscribed'), Type.Literal('expired')])
+export type SubscriberStatus = Static<typeof SubscriberStatus>
+
+/** Browser routes take the project as ?project= or the X-Service-Project header (api.md §5). */
+export const ProjectQuery = Type.Object({
+  project: Type.Optional(Type.String({ description: 'The project id, prj_…; or send the X-Service-Project header.' })),
+})
+
+// Extra fields are allowed: PushSubscription.toJSON() also carries expirationTime.
+export const SubscribeBody = Type.Object({
+  endpoint: Type.String({ format: 'uri', maxLength: ENDPOINT_MAX, description: 'The push service URL the browser handed back.' }),
+  keys: Type.Object({
+    p256dh: Type.String({ minLength: 1, maxLength: KEY_MAX, pattern: BASE64URL, description: 'Base64url ECDH public key.' }),
+    auth: Type.String({ minLength: 1, maxLength: KEY_MAX, pattern: BASE64URL, description: 'Base64url auth secret.' }),
+  }),
+  external_id: Type.Optional(Type.Union([ExternalId, Type.Null()], {
+    description: 'Omitted: kept as it is on a repeat subscribe. null: cleared.',
+  })),
+  group_ids: Type.Optional(Type.Array(Type.String(), {
+    maxItems: GROUP_IDS_MAX,
+    description: 'Groups to join. Unknown ids and ids of other projects are silently dropped.',
+  })),
+})
+export type SubscribeBody = Static<typeof SubscribeBody>
+
+export const UnsubscribeBody = Type.Object({
+  endpoint: Type.String({ minLength: 1, maxLength: ENDPOINT_MAX }),
+})
+export type UnsubscribeBody = Static<typeof UnsubscribeBody>
+
+export const Subscriber = Type.Object({
+  id: Type.String({ description: 'sub_…' }),
+  endpoint: Type.String(),
+  external_id: Type.Union([Type.String(), Type.Null()]),
+  status: SubscriberStatus,
+  group_ids: Type.Array(Type.String()),
+  created_at: Type.Integer({ description: 'Unix ms' }),
+  last_seen_at: Type.Integer({ description: 'Unix ms' }),
+})
+export type Subscriber = Static<typeof Subscriber>
+
+/** decisions.md §3: ?limit= 1-100, default 50. */
+export const PAGE_LIMIT_DEFAULT = 50
+export const PAGE_LIMIT_MAX = 100
+
+export const ListSubscribersQuery = Type.Object({
+  status: Type.Optional(SubscriberStatus),
+  external_id: Type.Optional(ExternalId),
+  group_id: Type.Optional(Type.String({ maxLength: 64, description: 'Only members of this group.' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT })),
+  cursor: Type.Optional(Type.String({ pattern: '^sub_[0-9a-z]{26}$', description: 'next_cursor of the previous page.' })),
+})
+export type ListSubscribersQuery = Static<typeof ListSubscribersQuery>
+
+export const SubscriberList = Type.Object({
+  subscribers: Type.Array(Subscriber),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+})
+
+export const SubscriberParams = Type.Object({ sid: Type.String({ description: 'A subscriber id, sub_…' }) })
+export const ExternalIdParams = Type.Object({ external_id: ExternalId })
+export const EraseByEndpointBody = Type.Object({ endpoint: Type.String({ minLength: 1, maxLength: ENDPOINT_MAX }) })
+export type EraseByEndpointBody = Static<typeof EraseByEndpointBody>
+
+export const CreatedId = Type.Object({ id: Type.String() })
+export const Ok = Type.Object({ ok: Type.Literal(true) })
+export const Deleted = Type.Object({ deleted: Type.Integer() })

@@ -1,0 +1,155 @@
+// SQL for subscribers. Every query names the project: a subscriber of
+// another project is simply not found.
+import type { Queryable } from '../platform/db/database.ts'
+import type { SubscriberStatus } from './subscribers.schemas.ts'
+
+export interface SubscriberRow {
+  id: string
+  project_id: string
+  endpoint: string
+  p256dh: string
+  auth: string
+  external_id: string | null
+  status: SubscriberStatus
+  created_at: Date
+  last_seen_at: Date
+}
+
+export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
+
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.created_at, s.last_seen_at'
+const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
+
+export async function findStatusByEndpoint(q: Queryable, projectId: string, endpoint: string): Promise<SubscriberStatus | null> {
+  const result = await q.query<{ status: SubscriberStatus }>(
+    'SELECT status FROM subscribers WHERE project_id = $1 AND endpoint = $2',
+    [projectId, endpoint],
+  )
+  return result.rows[0]?.status ?? null
+}
+
+/**
+ * Serialises the cap checks of one project until the transaction ends. FOR NO
+ * KEY UPDATE, unlike FOR UPDATE, does not block inserts elsewhere whose
+ * foreign key points at the project (events written during fan-out).
+ */
+export async function lockProject(q: Queryable, projectId: string): Promise<void> {
+  await q.query('SELECT id FROM projects WHERE id = $1 FOR NO KEY UPDATE', [projectId])
+}
+
+/**
+ * The project's active subscribers, counted no further than `upTo`: the cap
+ * check only needs to know whether the cap is reached, and on the
+ * (project_id, status, id) index the LIMIT stops the scan there.
+ */
+export async function countActive(q: Queryable, projectId: string, upTo: number): Promise<number> {
+  const result = await q.query<{ n: number }>(
+    `SELECT count(*)::int8 AS n FROM (
+       SELECT 1 FROM subscribers WHERE project_id = $1 AND status = 'active' LIMIT $2
+     ) capped`,
+    [projectId, upTo],
+  )
+  return result.rows[0].n
+}
+
+export interface UpsertSubscriber {
+  id: string
+  project_id: string
+  endpoint: string
+  p256dh: string
+  auth: string
+  /** undefined keeps the stored external_id on a repeat; null clears it. */
+  external_id: string | null | undefined
+}
+
+/**
+ * Inserts the subscription, or, when the project already has that endpoint,
+ * refreshes it: new keys, last_seen_at now, status active again (keeping its
+ * id). One statement, so concurrent identical subscribes make one row.
+ */
+export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Promise<string> {
+  const result = await q.query<{ id: string }>(
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (project_id, endpoint) DO UPDATE SET
+       p256dh = EXCLUDED.p256dh,
+       auth = EXCLUDED.auth,
+       external_id = CASE WHEN $7::boolean THEN EXCLUDED.external_id ELSE subscribers.external_id END,
+       status = 'active',
+       last_seen_at = now()
+     RETURNING id`,
+    [row.id, row.project_id, row.endpoint, row.p256dh, row.auth, row.external_id ?? null, row.external_id !== undefined],
+  )
+  return result.rows[0].id
+}
+
+/** Soft unsubscribe: an active row becomes unsubscribed; anything else is left as it is. */
+export async function markUnsubscribed(q: Queryable, projectId: string, endpoint: string): Promise<void> {
+  await q.query(
+    `UPDATE subscribers SET status = 'unsubscribed' WHERE project_id = $1 AND endpoint = $2 AND status = 'active'`,
+    [projectId, endpoint],
+  )
+}
+
+export async function findSubscriber(q: Queryable, projectId: string, id: string): Promise<SubscriberWithGroups | null> {
+  const result = await q.query<SubscriberWithGroups>(
+    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM subscribers s WHERE s.id = $1 AND s.project_id = $2`,
+    [id, projectId],
+  )
+  return result.rows[0] ?? null
+}
+
+export interface SubscriberFilter {
+  status?: SubscriberStatus
+  externalId?: string
+  groupId?: string
+  /** Only ids below this one (the previous page's last id). */
+  before?: string
+  limit: number
+}
+
+/** One page, newest first (ids are time-ordered). */
+export async function listSubscribers(q: Queryable, projectId: string, filter: SubscriberFilter): Promise<SubscriberWithGroups[]> {
+  const params: unknown[] = [projectId]
+  const where = ['s.project_id = $1']
+  if (filter.status) {
+    params.push(filter.status)
+    where.push(`s.status = $${params.length}`)
+  }
+  if (filter.externalId) {
+    params.push(filter.externalId)
+    where.push(`s.external_id = $${params.length}`)
+  }
+  if (filter.groupId) {
+    params.push(filter.groupId)
+    where.push(`EXISTS (SELECT 1 FROM group_members m WHERE m.subscriber_id = s.id AND m.group_id = $${params.length})`)
+  }
+  if (filter.before) {
+    params.push(filter.before)
+    where.push(`s.id < $${params.length}`)
+  }
+  params.push(filter.limit)
+  const result = await q.query<SubscriberWithGroups>(
+    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM subscribers s
+      WHERE ${where.join(' AND ')}
+      ORDER BY s.id DESC
+      LIMIT $${params.length}`,
+    params,
+  )
+  return result.rows
+}
+
+// Erasure: hard deletes. Memberships and event rows go with the subscriber by
+// ON DELETE CASCADE; counts already on broadcasts stay.
+
+export async function deleteById(q: Queryable, projectId: string, id: string): Promise<number> {
+  return (await q.query('DELETE FROM subscribers WHERE id = $1 AND project_id = $2', [id, projectId])).rowCount
+}
+
+export async function deleteByEndpoint(q: Queryable, projectId: string, endpoint: string): Promise<number> {
+  return (await q.query('DELETE FROM subscribers WHERE project_id = $1 AND endpoint = $2', [projectId, endpoint])).rowCount
+}
+
+export async function deleteByExternalId(q: Queryable, projectId: string, externalId: string): Promise<number> {
+  return (await q.query('DELETE FROM subscribers WHERE project_id = $1 AND external_id = $2', [projectId, externalId])).rowCount
+}
