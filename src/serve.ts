@@ -6,18 +6,32 @@ import { migrate } from './platform/db/migrate.ts'
 import { createContext } from './platform/context.ts'
 import { resolveAdminToken } from './platform/admin-token.ts'
 import { buildApp } from './app.ts'
+import { createDeliveryWorker, type DeliveryWorker } from './delivery/delivery-worker.ts'
+import { validateVapidSubject } from './delivery/vapid.ts'
+import { ConfigError } from './platform/config.ts'
 
 export async function serve(config: Config, role: Role): Promise<void> {
+  const subjectProblem = validateVapidSubject(config.vapidSubject)
+  if (subjectProblem) throw new ConfigError(`HERALD_VAPID_SUBJECT ${subjectProblem}`)
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   await migrate(db)
   const admin = resolveAdminToken(config)
   const ctx = createContext({ ...config, adminToken: admin.token }, db)
   const closers: Array<() => Promise<void>> = []
 
+  let delivery: DeliveryWorker | null = null
+  if (role === 'worker' || role === 'all') {
+    delivery = createDeliveryWorker(ctx)
+    await delivery.start()
+    closers.push(() => delivery!.stop())
+    if (role === 'worker') console.log(`Herald worker ${delivery.worker.workerId} running`)
+  }
+
   if (role === 'api' || role === 'all') {
-    const app = await buildApp(ctx)
+    const app = await buildApp(ctx, { isReady: () => delivery === null || delivery.worker.isRunning })
     await app.listen({ port: config.port, host: config.host })
-    closers.push(() => app.close())
+    // The HTTP server closes first, so no request enqueues work for a stopped worker.
+    closers.unshift(() => app.close())
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     console.log(`Herald ${role === 'all' ? 'API and worker' : 'API'} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`)

@@ -15,6 +15,15 @@ export const DEFAULT_PUSH_HOSTS = [
   '*.notify.windows.com',
 ]
 
+/** Subscribers per fan-out batch job: one transaction of outcomes each, and the unit two workers split a broadcast by. */
+export const DEFAULT_FANOUT_BATCH_SIZE = 500
+/** Jobs one worker process runs at once; each batch keeps up to a batch of pushes in flight. */
+export const DEFAULT_WORKER_CONCURRENCY = 8
+/** A push service that sends no answer within this long is treated as unreachable for that attempt. */
+export const DEFAULT_PUSH_TIMEOUT_MS = 10_000
+/** First retry of a 5xx or timeout waits about this long; each further retry doubles it (with jitter). */
+export const DEFAULT_PUSH_RETRY_BASE_MS = 5_000
+
 export type Role = 'api' | 'worker' | 'all'
 
 export interface Config {
@@ -34,6 +43,14 @@ export interface Config {
   vapidSubject: string
   schedulerIntervalMs: number
   logLevel: string
+  fanoutBatchSize: number
+  workerConcurrency: number
+  /** Encryption threads; default one per core. 0 encrypts on the main thread. */
+  encryptThreads: number | null
+  pushTimeoutMs: number
+  pushRetryBaseMs: number
+  /** Connections per push service origin. */
+  pushConnections: number
 }
 
 export class ConfigError extends Error {}
@@ -100,5 +117,11 @@ export function loadConfig(env: Env = process.env): Config {
     vapidSubject: env.HERALD_VAPID_SUBJECT || 'mailto:admin@example.com',
     schedulerIntervalMs: int(env, 'HERALD_SCHEDULER_INTERVAL_MS', DEFAULT_SCHEDULER_INTERVAL_MS, 10),
     logLevel: env.HERALD_LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    fanoutBatchSize: int(env, 'HERALD_FANOUT_BATCH_SIZE', DEFAULT_FANOUT_BATCH_SIZE, 1, 10_000),
+    workerConcurrency: int(env, 'HERALD_WORKER_CONCURRENCY', DEFAULT_WORKER_CONCURRENCY, 1, 1000),
+    encryptThreads: env.HERALD_ENCRYPT_THREADS ? int(env, 'HERALD_ENCRYPT_THREADS', 0, 0, 64) : null,
+    pushTimeoutMs: int(env, 'HERALD_PUSH_TIMEOUT_MS', DEFAULT_PUSH_TIMEOUT_MS, 10, 600_000),
+    pushRetryBaseMs: int(env, 'HERALD_PUSH_RETRY_BASE_MS', DEFAULT_PUSH_RETRY_BASE_MS, 1, 3_600_000),
+    pushConnections: int(env, 'HERALD_PUSH_CONNECTIONS', 128, 1, 4096),
   }
 }

@@ -8,6 +8,14 @@ export interface JobPayloads {
   fanout_broadcast: { broadcast_id: string }
   /** Fires a scheduled broadcast at its scheduled_at. */
   fire_broadcast: { broadcast_id: string }
+  /**
+   * Sends to the broadcast's audience with ids in (after, through]. `through`
+   * is null until the job has fixed its slice (then it never changes, so a
+   * re-run after a crash sends the same slice again, and no other).
+   */
+  push_batch: { broadcast_id: string; after: string | null; through: string | null }
+  /** Sends again to the subscribers whose last push asked for a retry (429, 5xx, timeout). */
+  push_retry: { broadcast_id: string; subscriber_ids: string[]; attempt: number }
 }
 
 export type JobKind = keyof JobPayloads

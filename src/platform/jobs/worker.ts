@@ -24,6 +24,8 @@ export interface Job<K extends JobKind = JobKind> {
    * transaction back) when another worker has taken the job over.
    */
   completeIn(tx: Queryable): Promise<void>
+  /** Replaces the payload inside tx (progress a re-run must see); throws LeaseLostError like completeIn. */
+  savePayloadIn(tx: Queryable, payload: JobPayloads[K]): Promise<void>
 }
 
 export type JobHandler<K extends JobKind> = (job: Job<K>) => Promise<void>
@@ -195,6 +197,14 @@ export class JobWorker {
         const done = await tx.query('DELETE FROM jobs WHERE id = $1 AND locked_by = $2', [row.id, this.workerId])
         if (done.rowCount === 0) throw new LeaseLostError(row.id)
         completed = true
+      },
+      savePayloadIn: async (tx, payload) => {
+        const saved = await tx.query('UPDATE jobs SET payload = $3 WHERE id = $1 AND locked_by = $2', [
+          row.id,
+          this.workerId,
+          JSON.stringify(payload),
+        ])
+        if (saved.rowCount === 0) throw new LeaseLostError(row.id)
       },
     }
     try {

@@ -1,0 +1,75 @@
+// Who a broadcast reaches: its target as one SQL condition over subscribers
+// `s`, used to count the audience and to page through it in id order.
+import type { Queryable } from '../platform/db/database.ts'
+
+export type AudienceTarget = { type: 'all' } | { type: 'user'; external_id: string } | { type: 'group'; group_id: string }
+
+/** The WHERE condition and its parameters, numbered from $1. */
+export function audienceCondition(projectId: string, target: AudienceTarget): { sql: string; params: unknown[] } {
+  const base = `s.project_id = $1 AND s.status = 'active'`
+  switch (target.type) {
+    case 'all':
+      return { sql: base, params: [projectId] }
+    case 'user':
+      return { sql: `${base} AND s.external_id = $2`, params: [projectId, target.external_id] }
+    case 'group':
+      return {
+        sql: `${base} AND EXISTS (SELECT 1 FROM group_members m WHERE m.group_id = $2 AND m.subscriber_id = s.id)`,
+        params: [projectId, target.group_id],
+      }
+  }
+}
+
+export async function countAudience(q: Queryable, projectId: string, target: AudienceTarget): Promise<number> {
+  const where = audienceCondition(projectId, target)
+  const result = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM subscribers s WHERE ${where.sql}`, where.params)
+  return result.rows[0].n
+}
+
+/** Ids of the next `limit` audience members after `after` (keyset pagination: no offset, index order). */
+export async function nextAudienceIds(q: Queryable, projectId: string, target: AudienceTarget, after: string | null, limit: number): Promise<string[]> {
+  const where = audienceCondition(projectId, target)
+  const n = where.params.length
+  const result = await q.query<{ id: string }>(
+    `SELECT s.id FROM subscribers s WHERE ${where.sql} AND ($${n + 1}::text IS NULL OR s.id > $${n + 1}) ORDER BY s.id LIMIT $${n + 2}`,
+    [...where.params, after, limit],
+  )
+  return result.rows.map((row) => row.id)
+}
+
+export interface Recipient {
+  id: string
+  endpoint: string
+  p256dh: string
+  auth: string
+  external_id: string | null
+}
+
+/** The audience members with ids in (after, through]. */
+export async function audienceSlice(
+  q: Queryable,
+  projectId: string,
+  target: AudienceTarget,
+  after: string | null,
+  through: string,
+): Promise<Recipient[]> {
+  const where = audienceCondition(projectId, target)
+  const n = where.params.length
+  const result = await q.query<Recipient>(
+    `SELECT s.id, s.endpoint, s.p256dh, s.auth, s.external_id FROM subscribers s
+      WHERE ${where.sql} AND ($${n + 1}::text IS NULL OR s.id > $${n + 1}) AND s.id <= $${n + 2}
+      ORDER BY s.id`,
+    [...where.params, after, through],
+  )
+  return result.rows
+}
+
+/** Still-active subscribers of the project among ids (retries skip those that left meanwhile). */
+export async function activeRecipients(q: Queryable, projectId: string, ids: string[]): Promise<Recipient[]> {
+  const result = await q.query<Recipient>(
+    `SELECT id, endpoint, p256dh, auth, external_id FROM subscribers
+      WHERE project_id = $1 AND status = 'active' AND id = ANY($2::text[]) ORDER BY id`,
+    [projectId, ids],
+  )
+  return result.rows
+}

@@ -1,0 +1,149 @@
+// Sends encrypted pushes to push services. One connection pool per push
+// service origin, reused across broadcasts and projects; HTTP/2 negotiated on
+// HTTPS origins that offer it. Every connection checks the address it actually
+// reaches (a DNS answer that turns private is refused), and a push service
+// that answered 429 is left alone until its Retry-After has passed.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { Pool } from 'undici'
+import { isPublicAddress } from '../platform/outbound/url-policy.ts'
+
+export type PushOutcome =
+  | { kind: 'delivered'; status: number }
+  /** 404 or 410: the subscription is dead. */
+  | { kind: 'gone'; status: number }
+  /** Another 4xx: the push service refuses this message; retrying will not help. */
+  | { kind: 'rejected'; status: number }
+  /** 429, 5xx, timeout or network error: try again later. */
+  | { kind: 'retry'; status: number | null; retryAfterMs: number | null; error?: string }
+
+export interface PushRequest {
+  endpoint: URL
+  body: Buffer
+  headers: Record<string, string>
+}
+
+export interface PushClientOptions {
+  /** Give up on a push service that sends no answer within this long. Default 10 s. */
+  timeoutMs?: number
+  /** Connections per push service origin. Default 128: at 50 ms a round trip, ~2,500 pushes/s per origin over HTTP/1.1. */
+  connectionsPerOrigin?: number
+  /** Allow loopback and private addresses (development and tests). Default false. */
+  allowPrivateAddresses?: boolean
+  /** Wait used when a 429 carries no usable Retry-After. Default 60 s. */
+  defaultRetryAfterMs?: number
+}
+
+interface Origin {
+  pool: Pool
+  /** Epoch ms before which nothing is sent to this origin (after a 429). */
+  pausedUntil: number
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; null when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
+  const raw = Array.isArray(value) ? value[0] : value
+  if (!raw) return null
+  if (/^\d+$/.test(raw.trim())) return Number(raw.trim()) * 1000
+  const date = Date.parse(raw)
+  return Number.isNaN(date) ? null : Math.max(0, date - now)
+}
+
+export function classify(status: number, retryAfterMs: number | null): PushOutcome {
+  if (status >= 200 && status < 300) return { kind: 'delivered', status }
+  if (status === 404 || status === 410) return { kind: 'gone', status }
+  if (status === 429 || status === 408 || status >= 500) return { kind: 'retry', status, retryAfterMs }
+  return { kind: 'rejected', status }
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
+
+/** A dns.lookup that refuses private, loopback and reserved answers. */
+function publicOnlyLookup(hostname: string, options: object, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, [])
+    const list = addresses as LookupAddress[]
+    const refused = list.find((entry) => !isPublicAddress(entry.address))
+    if (refused) {
+      const error: NodeJS.ErrnoException = new Error(`${hostname} resolves to non-public address ${refused.address}`)
+      error.code = 'EADDRNOTPUBLIC'
+      return callback(error, [])
+    }
+    if ((options as { all?: boolean }).all) return callback(null, list)
+    callback(null, list[0].address, list[0].family)
+  })
+}
+
+export class PushClient {
+  private readonly origins = new Map<string, Origin>()
+  private readonly timeoutMs: number
+  private readonly connections: number
+  private readonly allowPrivate: boolean
+  private readonly defaultRetryAfterMs: number
+
+  constructor(options: PushClientOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? 10_000
+    this.connections = options.connectionsPerOrigin ?? 128
+    this.allowPrivate = options.allowPrivateAddresses ?? false
+    this.defaultRetryAfterMs = options.defaultRetryAfterMs ?? 60_000
+  }
+
+  private origin(url: URL): Origin {
+    let origin = this.origins.get(url.origin)
+    if (!origin) {
+      const https = url.protocol === 'https:'
+      const pool = new Pool(url.origin, {
+        connections: this.connections,
+        pipelining: 1,
+        keepAliveTimeout: 60_000,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        allowH2: https,
+        connect: {
+          timeout: this.timeoutMs,
+          ...(this.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+        },
+      })
+      origin = { pool, pausedUntil: 0 }
+      this.origins.set(url.origin, origin)
+    }
+    return origin
+  }
+
+  /** Ms left on a 429 pause of this endpoint's push service, or 0. */
+  pausedFor(endpoint: URL, now = Date.now()): number {
+    const origin = this.origins.get(endpoint.origin)
+    return origin ? Math.max(0, origin.pausedUntil - now) : 0
+  }
+
+  async send(request: PushRequest): Promise<PushOutcome> {
+    const origin = this.origin(request.endpoint)
+    const paused = origin.pausedUntil - Date.now()
+    if (paused > 0) return { kind: 'retry', status: 429, retryAfterMs: paused }
+    try {
+      const response = await origin.pool.request({
+        method: 'POST',
+        path: request.endpoint.pathname + request.endpoint.search,
+        headers: request.headers,
+        body: request.body,
+      })
+      // The answer's body is not needed, but must be read so the connection can be reused.
+      await response.body.dump()
+      const retryAfterMs = parseRetryAfter(response.headers['retry-after'])
+      const outcome = classify(response.statusCode, retryAfterMs)
+      if (response.statusCode === 429) {
+        const wait = retryAfterMs ?? this.defaultRetryAfterMs
+        origin.pausedUntil = Math.max(origin.pausedUntil, Date.now() + wait)
+        return { kind: 'retry', status: 429, retryAfterMs: wait }
+      }
+      return outcome
+    } catch (err) {
+      const error = err as NodeJS.ErrnoException
+      return { kind: 'retry', status: null, retryAfterMs: null, error: error.code ?? error.message }
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.origins.values()].map((origin) => origin.pool.close().catch(() => undefined)))
+    this.origins.clear()
+  }
+}
