@@ -10,6 +10,7 @@ import type { App } from './platform/http/app-type.ts'
 import { installErrorHandling } from './platform/http/errors.ts'
 import { validatorCompiler } from './platform/http/validation.ts'
 import { newId } from './platform/ids.ts'
+import { AppError } from './platform/errors.ts'
 import { registerAdminRoutes } from './projects/admin.routes.ts'
 import { registerMeRoutes } from './projects/me.routes.ts'
 import { registerGroupsRoutes } from './groups/groups.routes.ts'
@@ -47,6 +48,14 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // Fastify's default of 100 would answer 414 to a valid external_id (up to
     // 256 characters) in DELETE /v1/subscribers/by-external-id/:external_id.
     routerOptions: { maxParamLength: 1024 },
+    // Errors raised by the router before any route runs (a malformed or
+    // over-long path) get Herald's error body too.
+    frameworkErrors: (error, request, reply) => {
+      const appError = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError('invalid_request', 'The URL path is malformed or too long.')
+        : new AppError('internal_error', undefined, { request_id: request.id })
+      void reply.code(appError.status).send(appError.toBody())
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
   app.setValidatorCompiler(validatorCompiler)

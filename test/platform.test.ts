@@ -35,3 +35,17 @@ describe('platform', () => {
     expect(res.json().openapi).toBe('3.1.0')
   })
 })
+
+describe('router errors', () => {
+  it('answers an over-long path parameter with Herald\'s error body', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/v1/subscribers/${'x'.repeat(1100)}` })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().error.code).toBe('invalid_request')
+  })
+
+  it('answers a malformed URL with Herald\'s error body', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/v1/groups/%E0%A4%A' })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().error.code).toBe('invalid_request')
+  })
+})
