@@ -59,6 +59,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App
 
   app.setValidatorCompiler(validatorCompiler)
+  // Bodies are JSON (api.md). Only the events beacon also takes text/plain, in its own scope.
+  app.removeContentTypeParser('text/plain')
   installErrorHandling(app)
 
   await app.register(swagger, {

@@ -49,3 +49,28 @@ describe('router errors', () => {
     expect(res.json().error.code).toBe('invalid_request')
   })
 })
+
+describe('request bodies', () => {
+  it('answers a body that is not JSON with 400 invalid_json', async () => {
+    const project = await t.project()
+    for (const [type, payload] of [['text/plain', '{"name":"x"}'], ['application/json', '{"name":'], ['application/x-www-form-urlencoded', 'name=x']]) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/groups', headers: { ...project.auth, 'content-type': type }, payload })
+      expect(res.statusCode, type).toBe(400)
+      expect(res.json().error.code, type).toBe('invalid_json')
+    }
+    const groups = await t.app.inject({ method: 'GET', url: '/v1/groups', headers: project.auth })
+    expect(groups.json().groups).toEqual([])
+  })
+
+  it('answers a body over the limit with 413 payload_too_large', async () => {
+    const project = await t.project()
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/groups',
+      headers: { ...project.auth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'x', description: 'y'.repeat(70_000) }),
+    })
+    expect(res.statusCode).toBe(413)
+    expect(res.json().error.code).toBe('payload_too_large')
+  })
+})
