@@ -1,6 +1,6 @@
 // Builds the HTTP application: platform plumbing first (errors, validation,
 // OpenAPI, CORS), then each domain registers its own routes.
-import Fastify from 'fastify'
+import Fastify, { type FastifyReply } from 'fastify'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -50,7 +50,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     routerOptions: { maxParamLength: 1024 },
     // Errors raised by the router before any route runs (a malformed or
     // over-long path) get Herald's error body too.
-    frameworkErrors: (error, request, reply) => {
+    frameworkErrors: (error, request, reply: FastifyReply) => {
       const appError = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new AppError('invalid_request', 'The URL path is malformed or too long.')
         : new AppError('internal_error', undefined, { request_id: request.id })

@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Role } from './platform/config.ts'
 import { openDatabase } from './platform/db/database.ts'
 import { migrate } from './platform/db/migrate.ts'
-import { serve } from './serve.ts'
 import { runProjectCommand, PROJECT_COMMANDS_HELP } from './projects/cli.ts'
 
 const HELP = `herald: self-hosted web push notifications
@@ -25,6 +24,8 @@ async function main(argv: string[]): Promise<number> {
     const { values } = parseArgs({ args: rest, options: { role: { type: 'string', default: 'all' } } })
     const role = values.role as Role
     if (!['api', 'worker', 'all'].includes(role)) throw new ConfigError(`--role must be api, worker or all, got "${role}"`)
+    // Loaded only here, so operator commands start without the server's code.
+    const { serve } = await import('./serve.ts')
     await serve(config, role)
     return -1 // keeps running
   }

@@ -1,5 +1,4 @@
-// SQL for broadcasts, and the audience estimates send makes from the
-// subscribers, groups and group_members tables.
+// SQL for broadcasts.
 import type { Queryable } from '../platform/db/database.ts'
 import type { Target } from './broadcasts.schemas.ts'
 
@@ -93,39 +92,4 @@ export async function cancelScheduledBroadcast(q: Queryable, projectId: string, 
     [projectId, id],
   )
   return result.rowCount > 0
-}
-
-export async function groupExists(q: Queryable, projectId: string, groupId: string): Promise<boolean> {
-  const result = await q.query('SELECT 1 FROM groups WHERE project_id = $1 AND id = $2', [projectId, groupId])
-  return result.rows.length > 0
-}
-
-/** How many active subscribers a target reaches right now. */
-export async function estimateAudience(q: Queryable, projectId: string, target: Target): Promise<number> {
-  let result
-  switch (target.type) {
-    case 'all':
-      result = await q.query<{ n: number | string }>(
-        `SELECT count(*) AS n FROM subscribers WHERE project_id = $1 AND status = 'active'`,
-        [projectId],
-      )
-      break
-    case 'user':
-      result = await q.query<{ n: number | string }>(
-        `SELECT count(*) AS n FROM subscribers WHERE project_id = $1 AND status = 'active' AND external_id = $2`,
-        [projectId, target.external_id],
-      )
-      break
-    case 'group':
-      // The project check on subscribers too: memberships never cross projects,
-      // but the count must not depend on every writer getting that right.
-      result = await q.query<{ n: number | string }>(
-        `SELECT count(*) AS n FROM group_members m
-           JOIN subscribers s ON s.id = m.subscriber_id
-          WHERE m.group_id = $2 AND s.project_id = $1 AND s.status = 'active'`,
-        [projectId, target.group_id],
-      )
-      break
-  }
-  return Number(result.rows[0].n)
 }

@@ -10,7 +10,9 @@ import { enqueue } from '../platform/jobs/queue.ts'
 import { planAtLeast } from '../projects/plans.ts'
 import { resolveMedia, type MediaKind } from '../media/media.service.ts'
 import { DEFAULT_TTL, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
-import { estimateAudience, groupExists, insertBroadcast } from './broadcasts.store.ts'
+import { insertBroadcast } from './broadcasts.store.ts'
+import { groupExists } from '../groups/groups.store.ts'
+import { countAudience } from '../delivery/audience.store.ts'
 import { checkPushBudget, reservePushes } from './push-budget.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
@@ -77,7 +79,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   }
 
   const cap = project.effectiveLimits.monthly_pushes
-  const audience = await estimateAudience(db, project.id, target)
+  const audience = await countAudience(db, project.id, target)
   // A scheduled broadcast counts against the month it fires in; it is only
   // checked here, and reserved by the scheduler at fire time.
   const fireAt = runAt ?? new Date(now)

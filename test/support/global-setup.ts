@@ -15,9 +15,6 @@ export default async function setup(): Promise<() => Promise<void>> {
   const db = await openDatabase({ databaseUrl: withDatabase(serverUrl, TEMPLATE_DB), dataDir: null })
   await migrate(db)
   await db.close()
-  // Databases left behind by an interrupted earlier run.
-  const stale = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'herald_test_%' AND datname <> $1", [TEMPLATE_DB])
-  for (const row of stale.rows) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`)
   await admin.end()
   return async () => undefined
 }
