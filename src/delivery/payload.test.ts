@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_PLAINTEXT_BYTES, pushPlaintext } from './payload.ts'
+import { MAX_PLAINTEXT_BYTES } from './encryption.ts'
+import { pushPlaintext } from './payload.ts'
 
 const base = { project_id: 'prj_a', broadcast_id: 'bdc_b', title: 'Hi', body: 'There', icon: null, image: null, url: '/' }
 

@@ -2,8 +2,8 @@
 // or, when that would not fit in one 4096-byte web push record, a small
 // `fetch: true` stub that tells the service worker to fetch the content.
 
-/** Largest plaintext that fits one aes128gcm record in a 4096-byte body: 4096 - 86 header - 1 delimiter - 16 tag. */
-export const MAX_PLAINTEXT_BYTES = 3993
+import { Type, type Static } from 'typebox'
+import { MAX_PLAINTEXT_BYTES } from './encryption.ts'
 
 export interface NotificationContent {
   project_id: string
@@ -15,21 +15,30 @@ export interface NotificationContent {
   url: string
 }
 
-export interface PushPayload {
+/** The push payload's JSON: also the body of GET /v1/notifications/:broadcast_id. */
+export const NotificationPayload = Type.Object({
+  v: Type.Literal(1),
+  project_id: Type.String(),
+  broadcast_id: Type.String(),
+  title: Type.String(),
+  body: Type.String(),
+  icon: Type.Optional(Type.String()),
+  image: Type.Optional(Type.String()),
+  url: Type.String(),
+})
+export type NotificationPayload = Static<typeof NotificationPayload>
+
+/** What a push carries instead when the full JSON would not fit. */
+export interface FetchStub {
   v: 1
   project_id: string
   broadcast_id: string
-  title?: string
-  body?: string
-  icon?: string
-  image?: string
-  url?: string
-  fetch?: true
+  fetch: true
 }
 
 /** The full payload; icon and image are left out when there are none. */
-export function fullPayload(content: NotificationContent): PushPayload {
-  const payload: PushPayload = {
+export function fullPayload(content: NotificationContent): NotificationPayload {
+  const payload: NotificationPayload = {
     v: 1,
     project_id: content.project_id,
     broadcast_id: content.broadcast_id,
@@ -46,6 +55,6 @@ export function fullPayload(content: NotificationContent): PushPayload {
 export function pushPlaintext(content: NotificationContent): Buffer {
   const full = Buffer.from(JSON.stringify(fullPayload(content)), 'utf8')
   if (full.length <= MAX_PLAINTEXT_BYTES) return full
-  const stub: PushPayload = { v: 1, project_id: content.project_id, broadcast_id: content.broadcast_id, fetch: true }
+  const stub: FetchStub = { v: 1, project_id: content.project_id, broadcast_id: content.broadcast_id, fetch: true }
   return Buffer.from(JSON.stringify(stub), 'utf8')
 }

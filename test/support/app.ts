@@ -7,6 +7,7 @@ import type { App } from '../../src/platform/http/app-type.ts'
 import type { LimitOverrides, PlanName } from '../../src/projects/plans.ts'
 import { createProject } from '../../src/projects/projects.service.ts'
 import { updateProject } from '../../src/projects/projects.store.ts'
+import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
@@ -24,6 +25,8 @@ export interface TestApp {
   app: App
   ctx: AppContext
   database: TestDatabase
+  /** The in-process fan-out worker, when started with { worker: true }. */
+  delivery: DeliveryWorker | null
   project(options?: { plan?: PlanName; limits?: LimitOverrides; name?: string }): Promise<TestProject>
   close(): Promise<void>
 }
@@ -38,14 +41,22 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   })
 }
 
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Run the fan-out worker in this process too, like `herald serve --role all`. */
+  worker?: boolean
+}
+
+export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase()
   const ctx = createContext(testConfig(env), database.db)
   const app = await buildApp(ctx)
+  const delivery = options.worker ? createDeliveryWorker(ctx) : null
+  await delivery?.start()
   return {
     app,
     ctx,
     database,
+    delivery,
     async project(options = {}) {
       const created = await createProject(database.db, { name: options.name ?? 'Test project', plan: options.plan ?? 'free' })
       if (options.limits) await updateProject(database.db, created.project.id, { limits: options.limits })
@@ -59,6 +70,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     },
     async close() {
       await app.close()
+      await delivery?.stop()
       await ctx.rateLimiter.close()
       await database.drop()
     },
