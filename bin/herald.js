@@ -1,10 +1,7 @@
 #!/usr/bin/env node
-// The `herald` CLI: runs src/main.ts through tsx so no build step is needed.
-import { spawnSync } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import path from 'node:path'
+// The `herald` CLI. Registers tsx in this same process (no child process, so
+// signals such as SIGTERM reach the service directly) and runs src/main.ts.
+import { register } from 'tsx/esm/api'
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
-const tsx = path.join(root, 'node_modules', '.bin', 'tsx')
-const result = spawnSync(tsx, [path.join(root, 'src', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' })
-process.exit(result.status ?? 1)
+register()
+await import('../src/main.ts')

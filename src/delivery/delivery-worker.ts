@@ -24,6 +24,7 @@ export function createDeliveryWorker(ctx: AppContext): DeliveryWorker {
   const encryptPool = new EncryptPool(config.encryptThreads ?? undefined)
   const handlers = fanoutHandlers({
     db: ctx.db,
+    log: ctx.log,
     batchSize: config.fanoutBatchSize,
     retryBaseMs: config.pushRetryBaseMs,
     encryptPool,
@@ -34,6 +35,7 @@ export function createDeliveryWorker(ctx: AppContext): DeliveryWorker {
   const worker = new JobWorker(ctx.db, handlers, {
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,
+    leaseMs: config.jobLeaseMs,
     onError: (err, job) => ctx.log.warn({ err, job_id: job.id, kind: job.kind }, 'job failed'),
   })
   return {

@@ -3,6 +3,7 @@
 // for the slice after it at once, so other workers can take that one while
 // this one sends, and records its outcomes in one transaction with its own
 // completion. A crash re-runs only the slice that was in flight.
+import type { Logger } from 'pino'
 import type { Database } from '../platform/db/database.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import { RetryLater, type Job, type JobHandlers } from '../platform/jobs/worker.ts'
@@ -16,6 +17,7 @@ import { sendToRecipients, type Retry, type SenderDeps } from './send-batch.ts'
 
 export interface FanoutDeps extends SenderDeps {
   db: Database
+  log: Logger
   batchSize: number
   /** First retry delay after a 5xx or timeout; doubled per attempt, with jitter. */
   retryBaseMs: number
@@ -148,6 +150,18 @@ async function sendAndRecord(
     await recordBatch(tx, broadcast, { delivered: sent.delivered, failed: [...sent.failed, ...settled.failed] }, added - 1)
     await job.completeIn(tx)
   })
+  deps.log.info(
+    {
+      broadcast_id: broadcast.id,
+      job_id: job.id,
+      kind: job.kind,
+      pushes: recipients.length,
+      delivered: sent.delivered.length,
+      failed: sent.failed.length + settled.failed.length,
+      retrying: settled.retryJob?.ids.length ?? 0,
+    },
+    'batch sent',
+  )
 }
 
 /** push_batch: fixes its slice of the audience (enqueuing the next slice), then sends it. */

@@ -19,6 +19,8 @@ export const DEFAULT_PUSH_HOSTS = [
 export const DEFAULT_FANOUT_BATCH_SIZE = 500
 /** Jobs one worker process runs at once; each batch keeps up to a batch of pushes in flight. */
 export const DEFAULT_WORKER_CONCURRENCY = 8
+/** A worker killed mid-job holds it this long at most before another worker takes it over. */
+export const DEFAULT_JOB_LEASE_MS = 30_000
 /** A push service that sends no answer within this long is treated as unreachable for that attempt. */
 export const DEFAULT_PUSH_TIMEOUT_MS = 10_000
 /** First retry of a 5xx or timeout waits about this long; each further retry doubles it (with jitter). */
@@ -51,6 +53,8 @@ export interface Config {
   pushRetryBaseMs: number
   /** Connections per push service origin. */
   pushConnections: number
+  /** How long a worker's claim on a job lasts unrenewed: a crashed worker's jobs resume after this. */
+  jobLeaseMs: number
 }
 
 export class ConfigError extends Error {}
@@ -123,5 +127,6 @@ export function loadConfig(env: Env = process.env): Config {
     pushTimeoutMs: int(env, 'HERALD_PUSH_TIMEOUT_MS', DEFAULT_PUSH_TIMEOUT_MS, 10, 600_000),
     pushRetryBaseMs: int(env, 'HERALD_PUSH_RETRY_BASE_MS', DEFAULT_PUSH_RETRY_BASE_MS, 1, 3_600_000),
     pushConnections: int(env, 'HERALD_PUSH_CONNECTIONS', 128, 1, 4096),
+    jobLeaseMs: int(env, 'HERALD_JOB_LEASE_MS', DEFAULT_JOB_LEASE_MS, 500, 3_600_000),
   }
 }

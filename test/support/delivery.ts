@@ -1,5 +1,7 @@
 // Helpers for end-to-end delivery tests: subscribe browsers of the local push
 // service through the real API, send through the real API, wait for counts.
+import type { Queryable } from '../../src/platform/db/database.ts'
+import { newId } from '../../src/platform/ids.ts'
 import type { PushService, TestSubscription } from './push-service.ts'
 import type { TestApp, TestProject } from './app.ts'
 
@@ -59,4 +61,18 @@ export async function waitForBroadcast(
 
 export async function sleep(ms: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** Many subscribers at once, written straight to the database (setup for large fan-outs). */
+export async function bulkSubscribe(db: Queryable, projectId: string, push: PushService, count: number): Promise<Browser[]> {
+  const browsers: Browser[] = Array.from({ length: count }, () => ({ ...push.createSubscription(), id: newId('sub') }))
+  for (let i = 0; i < browsers.length; i += 5000) {
+    const slice = browsers.slice(i, i + 5000)
+    await db.query(
+      `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth)
+       SELECT id, $1, endpoint, p256dh, auth FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS s(id, endpoint, p256dh, auth)`,
+      [projectId, slice.map((b) => b.id), slice.map((b) => b.endpoint), slice.map((b) => b.keys.p256dh), slice.map((b) => b.keys.auth)],
+    )
+  }
+  return browsers
 }
