@@ -8,11 +8,12 @@ export interface ProjectUsage {
 }
 
 export async function projectUsage(q: Queryable, projectId: string): Promise<ProjectUsage> {
+  // Active subscribers come from the counter kept by migration 0003's triggers.
   // push_usage.month is the first day of the month; date_trunc in UTC picks the
   // current row whatever the server's time zone.
   const result = await q.query<{ subscribers: number | string; pushes_this_month: number | string }>(
     `SELECT
-       (SELECT count(*) FROM subscribers WHERE project_id = $1 AND status = 'active') AS subscribers,
+       COALESCE((SELECT active_subscribers FROM project_counters WHERE project_id = $1), 0) AS subscribers,
        COALESCE((SELECT pushes FROM push_usage
                   WHERE project_id = $1
                     AND month = (date_trunc('month', now() AT TIME ZONE 'UTC'))::date), 0) AS pushes_this_month`,

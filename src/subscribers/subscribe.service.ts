@@ -17,9 +17,10 @@ import * as store from './subscribers.store.ts'
  * The subscriber cap counts active subscribers only (unsubscribed and expired
  * ones receive nothing). It is checked only when the call would add an active
  * subscriber: a new endpoint, or an unsubscribed/expired one coming back. A
- * repeat from an endpoint that is already active is never refused. The
- * project row is locked for that check, so concurrent subscribes at cap - 1
- * cannot both pass.
+ * repeat from an endpoint that is already active is never refused. The check
+ * reads the project's counter of active subscribers (migration 0003) and
+ * keeps its row locked until commit, so concurrent subscribes at cap - 1
+ * cannot both pass; the insert's trigger then adds one to that counter.
  */
 export async function subscribe(db: Database, config: Config, project: AuthedProject, body: SubscribeBody): Promise<string> {
   const refused = checkPushEndpoint(body.endpoint, config)
@@ -28,10 +29,9 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
   const cap = project.effectiveLimits.subscribers
 
   return db.transaction(async (tx) => {
-    const status = await store.findStatusByEndpoint(tx, project.id, body.endpoint)
+    const status = await store.lockStatusByEndpoint(tx, project.id, body.endpoint)
     if (status !== 'active') {
-      await store.lockProject(tx, project.id)
-      if ((await store.countActive(tx, project.id, cap)) >= cap) {
+      if ((await store.lockActiveCount(tx, project.id)) >= cap) {
         throw new AppError('subscriber_limit_reached', `The project is at its plan's cap of ${cap} subscribers.`, { limit: cap })
       }
     }

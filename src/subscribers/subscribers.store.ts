@@ -20,36 +20,36 @@ export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.created_at, s.last_seen_at'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
-export async function findStatusByEndpoint(q: Queryable, projectId: string, endpoint: string): Promise<SubscriberStatus | null> {
+/**
+ * The status of the project's subscriber with this endpoint, null when there
+ * is none. The row, if any, stays locked until the transaction ends, so no
+ * one else changes its status between this read and the upsert; FOR NO KEY
+ * UPDATE still lets group memberships point at it meanwhile.
+ */
+export async function lockStatusByEndpoint(q: Queryable, projectId: string, endpoint: string): Promise<SubscriberStatus | null> {
   const result = await q.query<{ status: SubscriberStatus }>(
-    'SELECT status FROM subscribers WHERE project_id = $1 AND endpoint = $2',
+    'SELECT status FROM subscribers WHERE project_id = $1 AND endpoint = $2 FOR NO KEY UPDATE',
     [projectId, endpoint],
   )
   return result.rows[0]?.status ?? null
 }
 
 /**
- * Serialises the cap checks of one project until the transaction ends. FOR NO
- * KEY UPDATE, unlike FOR UPDATE, does not block inserts elsewhere whose
- * foreign key points at the project (events written during fan-out).
+ * The project's active subscribers, from the counter that migration 0003's
+ * triggers keep exact. The counter row stays locked until the transaction
+ * ends: concurrent cap checks of one project wait for each other, and the
+ * value read is the latest committed one. Locked after the subscriber row
+ * (lockStatusByEndpoint), the order in which the triggers take them too.
  */
-export async function lockProject(q: Queryable, projectId: string): Promise<void> {
-  await q.query('SELECT id FROM projects WHERE id = $1 FOR NO KEY UPDATE', [projectId])
-}
-
-/**
- * The project's active subscribers, counted no further than `upTo`: the cap
- * check only needs to know whether the cap is reached, and on the
- * (project_id, status, id) index the LIMIT stops the scan there.
- */
-export async function countActive(q: Queryable, projectId: string, upTo: number): Promise<number> {
-  const result = await q.query<{ n: number }>(
-    `SELECT count(*)::int8 AS n FROM (
-       SELECT 1 FROM subscribers WHERE project_id = $1 AND status = 'active' LIMIT $2
-     ) capped`,
-    [projectId, upTo],
+export async function lockActiveCount(q: Queryable, projectId: string): Promise<number> {
+  const result = await q.query<{ active_subscribers: number }>(
+    'SELECT active_subscribers FROM project_counters WHERE project_id = $1 FOR NO KEY UPDATE',
+    [projectId],
   )
-  return result.rows[0].n
+  const row = result.rows[0]
+  // Every project gets its row when it is created (0003's projects trigger).
+  if (!row) throw new Error(`project ${projectId} has no counter row`)
+  return row.active_subscribers
 }
 
 export interface UpsertSubscriber {
