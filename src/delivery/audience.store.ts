@@ -21,6 +21,11 @@ export function audienceCondition(projectId: string, target: AudienceTarget): { 
 }
 
 export async function countAudience(q: Queryable, projectId: string, target: AudienceTarget): Promise<number> {
+  if (target.type === 'all') {
+    // Kept exact by triggers (migration 0003): one row read instead of counting a large audience.
+    const counter = await q.query<{ n: number }>('SELECT active_subscribers AS n FROM project_counters WHERE project_id = $1', [projectId])
+    return counter.rows[0]?.n ?? 0
+  }
   const where = audienceCondition(projectId, target)
   const result = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM subscribers s WHERE ${where.sql}`, where.params)
   return result.rows[0].n

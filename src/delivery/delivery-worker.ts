@@ -4,7 +4,7 @@
 import type { AppContext } from '../platform/context.ts'
 import { JobWorker } from '../platform/jobs/worker.ts'
 import { EncryptPool } from './encrypt-pool.ts'
-import { fanoutHandlers } from './fanout.ts'
+import { fanoutHandlers, giveUpOnBroadcast } from './fanout.ts'
 import { PushClient } from './push-client.ts'
 import { VapidTokenCache } from './vapid.ts'
 
@@ -20,6 +20,7 @@ export function createDeliveryWorker(ctx: AppContext): DeliveryWorker {
     timeoutMs: config.pushTimeoutMs,
     connectionsPerOrigin: config.pushConnections,
     allowPrivateAddresses: config.allowPrivateEndpoints,
+    http2: config.pushHttp2,
   })
   const encryptPool = new EncryptPool(config.encryptThreads ?? undefined)
   const handlers = fanoutHandlers({
@@ -37,10 +38,17 @@ export function createDeliveryWorker(ctx: AppContext): DeliveryWorker {
     pollIntervalMs: config.schedulerIntervalMs,
     leaseMs: config.jobLeaseMs,
     onError: (err, job) => ctx.log.warn({ err, job_id: job.id, kind: job.kind }, 'job failed'),
+    onGiveUp: async (job, err) => {
+      ctx.log.error({ err, job_id: job.id, kind: job.kind }, 'job failed its last attempt')
+      await giveUpOnBroadcast(ctx.db, job.payload, err)
+    },
   })
   return {
     worker,
-    start: () => worker.start(),
+    async start() {
+      encryptPool.warm()
+      await worker.start()
+    },
     async stop() {
       await worker.stop()
       await encryptPool.close()

@@ -34,7 +34,31 @@ export class EncryptPool {
     return this.pool
   }
 
+  /** Starts the threads now, so the first broadcast does not wait for them to load. */
+  warm(): void {
+    if (this.threads > 0) void this.workers
+  }
+
+  /**
+   * Encrypts for every subscription, in chunks that finish independently, so
+   * the caller can send a chunk's pushes while later chunks are still being
+   * encrypted. Chunks cover the subscriptions in order, from `offset`.
+   */
+  encryptInChunks(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Array<{ offset: number; bodies: Promise<Encrypted[]> }> {
+    const chunks: Array<{ offset: number; bodies: Promise<Encrypted[]> }> = []
+    for (let offset = 0; offset < subscriptions.length; offset += CHUNK) {
+      const slice = subscriptions.slice(offset, offset + CHUNK)
+      chunks.push({ offset, bodies: this.encryptChunk(plaintext, slice) })
+    }
+    return chunks
+  }
+
   async encryptMany(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Promise<Encrypted[]> {
+    const chunks = this.encryptInChunks(plaintext, subscriptions)
+    return (await Promise.all(chunks.map((chunk) => chunk.bodies))).flat()
+  }
+
+  private async encryptChunk(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Promise<Encrypted[]> {
     if (this.threads === 0) {
       return subscriptions.map((keys) => {
         try {
@@ -44,11 +68,7 @@ export class EncryptPool {
         }
       })
     }
-    const chunks: Promise<Array<Uint8Array | { error: string }>>[] = []
-    for (let i = 0; i < subscriptions.length; i += CHUNK) {
-      chunks.push(this.workers.run({ plaintext, subscriptions: subscriptions.slice(i, i + CHUNK) }))
-    }
-    const results = (await Promise.all(chunks)).flat()
+    const results: Array<Uint8Array | { error: string }> = await this.workers.run({ plaintext, subscriptions })
     return results.map((item) => (item instanceof Uint8Array ? Buffer.from(item.buffer, item.byteOffset, item.byteLength) : item))
   }
 

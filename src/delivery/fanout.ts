@@ -227,3 +227,19 @@ export function fanoutHandlers(deps: FanoutDeps): JobHandlers {
   }
 }
 
+
+/**
+ * A fan-out job that failed every attempt (a bug, or the database refusing
+ * the same write for a day) would leave its broadcast 'sending' for ever;
+ * it ends 'failed' instead, with the error as its reason.
+ */
+export async function giveUpOnBroadcast(db: Database, payload: unknown, err: unknown): Promise<void> {
+  const broadcastId = (payload as { broadcast_id?: unknown } | null)?.broadcast_id
+  if (typeof broadcastId !== 'string') return
+  const message = err instanceof Error ? err.message : String(err)
+  await db.query(
+    `UPDATE broadcasts SET status = 'failed', failure_reason = $2, finished_at = now()
+      WHERE id = $1 AND status IN ('scheduled', 'pending', 'sending')`,
+    [broadcastId, `internal_error: ${message}`.slice(0, 500)],
+  )
+}

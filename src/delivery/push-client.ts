@@ -25,12 +25,14 @@ export interface PushRequest {
 export interface PushClientOptions {
   /** Give up on a push service that sends no answer within this long. Default 10 s. */
   timeoutMs?: number
-  /** Connections per push service origin. Default 128: at 50 ms a round trip, ~2,500 pushes/s per origin over HTTP/1.1. */
+  /** Connections per push service origin. Default 128. */
   connectionsPerOrigin?: number
   /** Allow loopback and private addresses (development and tests). Default false. */
   allowPrivateAddresses?: boolean
   /** Wait used when a 429 carries no usable Retry-After. Default 60 s. */
   defaultRetryAfterMs?: number
+  /** Offer HTTP/2 (ALPN) to HTTPS push services. Default true. */
+  http2?: boolean
 }
 
 interface Origin {
@@ -79,12 +81,14 @@ export class PushClient {
   private readonly connections: number
   private readonly allowPrivate: boolean
   private readonly defaultRetryAfterMs: number
+  private readonly http2: boolean
 
   constructor(options: PushClientOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 10_000
     this.connections = options.connectionsPerOrigin ?? 128
     this.allowPrivate = options.allowPrivateAddresses ?? false
     this.defaultRetryAfterMs = options.defaultRetryAfterMs ?? 60_000
+    this.http2 = options.http2 ?? true
   }
 
   private origin(url: URL): Origin {
@@ -97,7 +101,7 @@ export class PushClient {
         keepAliveTimeout: 60_000,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        allowH2: https,
+        allowH2: https && this.http2,
         connect: {
           timeout: this.timeoutMs,
           ...(this.allowPrivate ? {} : { lookup: publicOnlyLookup }),

@@ -1,7 +1,7 @@
 // Pushes one broadcast to a list of recipients: encrypt (on the thread pool),
 // sign (one cached VAPID token per project and push service), send (pooled
 // connections), and sort every answer into delivered, failed or retry.
-import type { EncryptPool } from './encrypt-pool.ts'
+import type { EncryptPool, Encrypted } from './encrypt-pool.ts'
 import type { PushClient, PushOutcome } from './push-client.ts'
 import type { Recipient } from './audience.store.ts'
 import type { Delivered, Failed, ProjectKeys, SendingBroadcast } from './fanout.store.ts'
@@ -64,36 +64,47 @@ export async function sendToRecipients(
   recipients: Recipient[],
 ): Promise<SendResult> {
   const result: SendResult = { delivered: [], failed: [], retry: [] }
-  const bodies = await deps.encryptPool.encryptMany(plaintext, recipients)
   const keys = { publicKey: project.vapid_public, privateKey: project.vapid_private }
   const ttl = remainingTtl(broadcast)
 
+  const pushOne = async (recipient: Recipient, body: Encrypted): Promise<void> => {
+    const who = { subscriberId: recipient.id, externalId: recipient.external_id }
+    const endpoint = parseEndpoint(recipient.endpoint)
+    if (!endpoint || !Buffer.isBuffer(body)) {
+      // Keys or endpoint no push service could use: nothing to retry.
+      result.failed.push({ ...who, reason: 'rejected', status: null })
+      return
+    }
+    let authorization: string
+    try {
+      authorization = deps.vapidTokens.get(project.id, keys, endpoint, deps.vapidSubject)
+    } catch {
+      // The project's VAPID key cannot sign: no push service would take this push.
+      result.failed.push({ ...who, reason: 'rejected', status: null })
+      return
+    }
+    const outcome: PushOutcome = await deps.pushClient.send({ endpoint, body, headers: pushHeaders(broadcast, endpoint, authorization, ttl) })
+    switch (outcome.kind) {
+      case 'delivered':
+        result.delivered.push(who)
+        break
+      case 'gone':
+        result.failed.push({ ...who, reason: 'gone', status: outcome.status })
+        break
+      case 'rejected':
+        result.failed.push({ ...who, reason: 'rejected', status: outcome.status || null })
+        break
+      case 'retry':
+        result.retry.push({ recipient, retryAfterMs: outcome.retryAfterMs, status: outcome.status })
+        break
+    }
+  }
+
+  // Each chunk's pushes leave as soon as that chunk is encrypted.
   await Promise.all(
-    recipients.map(async (recipient, i) => {
-      const who = { subscriberId: recipient.id, externalId: recipient.external_id }
-      const body = bodies[i]
-      const endpoint = parseEndpoint(recipient.endpoint)
-      if (!endpoint || !Buffer.isBuffer(body)) {
-        // Keys or endpoint no push service could use: nothing to retry.
-        result.failed.push({ ...who, reason: 'rejected', status: null })
-        return
-      }
-      const authorization = deps.vapidTokens.get(project.id, keys, endpoint, deps.vapidSubject)
-      const outcome: PushOutcome = await deps.pushClient.send({ endpoint, body, headers: pushHeaders(broadcast, endpoint, authorization, ttl) })
-      switch (outcome.kind) {
-        case 'delivered':
-          result.delivered.push(who)
-          break
-        case 'gone':
-          result.failed.push({ ...who, reason: 'gone', status: outcome.status })
-          break
-        case 'rejected':
-          result.failed.push({ ...who, reason: 'rejected', status: outcome.status || null })
-          break
-        case 'retry':
-          result.retry.push({ recipient, retryAfterMs: outcome.retryAfterMs, status: outcome.status })
-          break
-      }
+    deps.encryptPool.encryptInChunks(plaintext, recipients).map(async (chunk) => {
+      const bodies = await chunk.bodies
+      await Promise.all(bodies.map((body, i) => pushOne(recipients[chunk.offset + i], body)))
     }),
   )
   return result

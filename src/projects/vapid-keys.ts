@@ -13,6 +13,8 @@ export function generateVapidKeys(): VapidKeyPair {
   ecdh.generateKeys()
   return {
     publicKey: ecdh.getPublicKey().toString('base64url'),
-    privateKey: ecdh.getPrivateKey().toString('base64url'),
+    // getPrivateKey() drops leading zero bytes (1 key in 256 comes out 31 bytes);
+    // RFC 8292 and JWK both want the fixed 32-byte form.
+    privateKey: Buffer.from(ecdh.getPrivateKey().toString('hex').padStart(64, '0'), 'hex').toString('base64url'),
   }
 }

@@ -5,6 +5,8 @@
 // not the HMAC chain src/delivery/encryption.ts uses, so a bug there cannot
 // cancel itself out here.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createSecureServer, type Http2SecureServer } from 'node:http2'
+import type { Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { createDecipheriv, createECDH, createPublicKey, hkdfSync, randomBytes, verify, type ECDH, type KeyObject } from 'node:crypto'
 
@@ -46,6 +48,10 @@ export interface PushServiceOptions {
   /** Share of accepted requests that are verified and decrypted: 1 (default) all, 0.01 one in a hundred.
    *  Requests not sampled are only counted and answered 201; they are not in `received`. */
   verifySample?: number
+  /** Keep the arrival time (epoch ms) of every accepted push in `arrivals` (benchmarks). Default false. */
+  recordArrivals?: boolean
+  /** Serve HTTPS with this certificate, speaking HTTP/2 and HTTP/1.1 (ALPN), like FCM. Default: plain HTTP/1.1. */
+  tls?: { key: string; cert: string }
 }
 
 export interface PushService {
@@ -62,6 +68,8 @@ export interface PushService {
   reset(): void
   /** Requests answered 201. */
   readonly count: number
+  /** Arrival times of accepted pushes, when started with recordArrivals. */
+  readonly arrivals: number[]
   /** All requests that reached the service, whatever the answer. */
   readonly requests: number
   /** Resolves once count >= n; rejects after timeoutMs (default 10 s). */
@@ -127,6 +135,8 @@ function decodeJson(part: string): Record<string, unknown> | null {
 export async function startPushService(options: PushServiceOptions = {}): Promise<PushService> {
   const delayMs = options.delayMs ?? 0
   const verifySample = options.verifySample ?? 1
+  const recordArrivals = options.recordArrivals ?? false
+  const arrivals: number[] = []
   const subscriptions = new Map<string, Subscription>()
   const failures = new Map<string, FailBehaviour>()
   const publicKeys = new Map<string, KeyObject>()
@@ -158,6 +168,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
 
   function accept(res: ServerResponse): void {
     count++
+    if (recordArrivals) arrivals.push(Date.now())
     answer(res, 201, { location: `${url}/message/${count}` })
   }
 
@@ -268,11 +279,24 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     })
   }
 
-  const server = createServer(handle)
-  // Longer than undici's default keep-alive (4 s) so the client, not the server, closes idle sockets.
-  server.keepAliveTimeout = 60_000
+  const sockets = new Set<Socket>()
+  let server: ReturnType<typeof createServer> | Http2SecureServer
+  if (options.tls) {
+    const secure = createSecureServer({ ...options.tls, allowHTTP1: true, settings: { maxConcurrentStreams: 1000 } })
+    secure.on('request', (req, res) => handle(req as unknown as IncomingMessage, res as unknown as ServerResponse))
+    server = secure
+  } else {
+    const plain = createServer(handle)
+    // Longer than undici's default keep-alive (4 s) so the client, not the server, closes idle sockets.
+    plain.keepAliveTimeout = 60_000
+    server = plain
+  }
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`
 
   function idOf(endpoint: string): string {
     const id = new URL(endpoint).pathname.replace(/^\/push\//, '')
@@ -305,12 +329,14 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
       received.length = 0
       rejected.length = 0
       failures.clear()
+      arrivals.length = 0
       count = 0
       requests = 0
     },
     get count() {
       return count
     },
+    arrivals,
     get requests() {
       return requests
     },
@@ -324,7 +350,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     async close() {
       for (const timer of timers) clearTimeout(timer)
       timers.clear()
-      server.closeAllConnections()
+      for (const socket of sockets) socket.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }

@@ -86,12 +86,18 @@ describe('JobWorker', () => {
     await worker.stop()
   })
 
-  it('parks a job after its last attempt', async () => {
-    const worker = new JobWorker(database.db, { fanout_broadcast: async () => { throw new Error('bad') } }, { pollIntervalMs: 20 })
+  it('parks a job after its last attempt and reports it once', async () => {
+    const gaveUp: unknown[] = []
+    const worker = new JobWorker(database.db, { fanout_broadcast: async () => { throw new Error('bad') } }, {
+      pollIntervalMs: 20,
+      onGiveUp: async (job, err) => void gaveUp.push([job.kind, job.payload, (err as Error).message]),
+    })
     await enqueue(database.db, 'fanout_broadcast', { broadcast_id: 'bdc_5' }, { maxAttempts: 1 })
     await worker.start()
     await until(async () => (await database.db.query("SELECT 1 FROM jobs WHERE locked_until = 'infinity'")).rows.length === 1)
+    await until(() => gaveUp.length === 1)
     await worker.stop()
+    expect(gaveUp).toEqual([['fanout_broadcast', { broadcast_id: 'bdc_5' }, 'bad']])
   })
 
   it('reclaims a job whose worker stopped renewing its lease', async () => {

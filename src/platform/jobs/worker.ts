@@ -57,6 +57,8 @@ export interface WorkerOptions {
   /** Name in locked_by, for operators. Default host:pid:random. */
   workerId?: string
   onError?: (err: unknown, job: { id: number; kind: string }) => void
+  /** Called once when a job fails its last attempt and is parked, so its domain can record the failure. */
+  onGiveUp?: (job: { id: number; kind: JobKind; payload: unknown }, err: unknown) => Promise<void>
 }
 
 /** Exponential backoff with ±50% jitter: 2 s, 4 s, 8 s … capped at one hour. */
@@ -242,6 +244,7 @@ export class JobWorker {
         `UPDATE jobs SET locked_by = NULL, locked_until = 'infinity', last_error = $3 WHERE id = $1 AND locked_by = $2`,
         [row.id, this.workerId, message],
       )
+      await this.options.onGiveUp?.(row, err)
       return
     }
     const delay = err instanceof RetryLater ? err.delayMs : backoffMs(row.attempts)

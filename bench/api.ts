@@ -1,0 +1,96 @@
+// API throughput: POST /v1/subscribe and POST /v1/send, requests per second,
+// measured with autocannon against `herald serve --role api` in its own process.
+import { randomBytes } from 'node:crypto'
+import autocannon from 'autocannon'
+import { startHerald } from './support.ts'
+import type { Storage } from './fanout.ts'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+
+const DURATION_S = 10
+const CONNECTIONS = 20
+const ADMIN = `bench-admin-${randomBytes(8).toString('hex')}`
+
+export async function benchApi(storage: Storage, serverUrl: string | undefined): Promise<void> {
+  let env: Record<string, string>
+  let cleanup: () => Promise<void>
+  if (storage === 'postgres') {
+    const name = `herald_bench_${randomBytes(4).toString('hex')}`
+    const admin = new pg.Client({ connectionString: serverUrl })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${name}`)
+    await admin.end()
+    const url = new URL(serverUrl!)
+    url.pathname = `/${name}`
+    env = { DATABASE_URL: url.toString() }
+    cleanup = async () => {
+      const client = new pg.Client({ connectionString: serverUrl })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+    }
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-api-'))
+    env = { HERALD_DATA_DIR: dir }
+    cleanup = async () => fs.rmSync(dir, { recursive: true, force: true })
+  }
+  const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN }, 39_100)
+  try {
+    const created = await fetch(`${herald.url}/admin/v1/projects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'api-bench', plan: 'max' }),
+    })
+    const project = (await created.json()) as { id: string; api_key: string }
+    await fetch(`${herald.url}/admin/v1/projects/${project.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ limits: { requests_per_minute: 100_000_000, subscribers: 100_000_000, monthly_pushes: 1_000_000_000 } }),
+    })
+    console.log(`\nAPI (${storage} storage): autocannon, ${CONNECTIONS} connections, ${DURATION_S} s each, herald --role api in its own process`)
+
+    // Each subscribe is a new browser: a new endpoint, so every request inserts a row.
+    let counter = 0
+    const p256dh = 'BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4'
+    const subscribe = await autocannon({
+      url: `${herald.url}/v1/subscribe?project=${project.id}`,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      requests: [
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({ endpoint: `https://fcm.googleapis.com/fcm/send/bench-${counter++}`, keys: { p256dh, auth: 'BTBZMqHH6r4Tts7J_aSIgg' } }),
+          }),
+        },
+      ],
+    })
+    report('POST /v1/subscribe', subscribe)
+
+    const send = await autocannon({
+      url: `${herald.url}/v1/send`,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.api_key}` },
+      body: JSON.stringify({ target: { type: 'user', external_id: 'someone' }, notification: { title: 'Hello', body: 'Bench' } }),
+    })
+    report('POST /v1/send (user target)', send)
+  } finally {
+    await herald.stop()
+    await cleanup()
+  }
+}
+
+function report(name: string, result: autocannon.Result): void {
+  const ok = result['2xx']
+  const other = result.non2xx + result.errors
+  console.log(
+    `  ${name}: ${Math.round(ok / result.duration).toLocaleString('en-US')} req/s (2xx), ` +
+      `latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; ${other} non-2xx or errors`,
+  )
+}

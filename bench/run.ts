@@ -1,0 +1,77 @@
+// `npm run bench`: Herald's figures on this machine, printed.
+//
+//   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api]
+//
+// Fan-out: one broadcast to N subscribers of a local HTTPS push service that
+// answers after --delay ms and verifies and decrypts 1% of pushes; then the
+// same subscriptions pushed with `web-push` (keep-alive, 50 in flight) for the
+// ratio. API: POST /v1/subscribe and POST /v1/send requests per second.
+// Storage defaults to both modes when DATABASE_URL is set.
+import { parseArgs } from 'node:util'
+import { benchApi } from './api.ts'
+import { benchFanout, type FanoutResult, type Storage } from './fanout.ts'
+import { BenchPushService, fmt, makeCert } from './support.ts'
+import { benchWebPush, type BaselineResult } from './webpush-baseline.ts'
+
+const { values } = parseArgs({
+  options: {
+    subscribers: { type: 'string', default: '50000' },
+    delay: { type: 'string', default: '50' },
+    storage: { type: 'string' },
+    baseline: { type: 'string' },
+    'small-runs': { type: 'string', default: '20' },
+    only: { type: 'string' },
+  },
+})
+
+/** HERALD_* variables given to the bench are passed on to the Herald it starts (to compare settings). */
+function benchEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('HERALD_') && v !== undefined)) as Record<string, string>
+}
+
+const n = Number(values.subscribers)
+const delayMs = Number(values.delay)
+const serverUrl = process.env.DATABASE_URL
+const storages: Storage[] =
+  values.storage === 'both' ? ['embedded', 'postgres'] : values.storage ? [values.storage as Storage] : serverUrl ? ['embedded', 'postgres'] : ['embedded']
+
+console.log(`Herald benchmark: ${storages.join(' + ')} storage, node ${process.version}, ${process.platform}`)
+
+if (values.only !== 'api') {
+  const cert = await makeCert()
+  const push = await BenchPushService.start(delayMs, 0.01, cert)
+  console.log(`\nFan-out: ${fmt(n)} subscribers, push service HTTPS on ${push.url}, answers after ${delayMs} ms, verifies 1%`)
+  const subscriptions = await push.createSubscriptions(n)
+  const results: FanoutResult[] = []
+  for (const storage of storages) {
+    const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 39_000 + results.length, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv() })
+    results.push(result)
+    console.log(
+      `  herald (${storage}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms, ` +
+        `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, last ${fmt(result.lastPushMs)} ms; ` +
+        `peak RSS ${result.peakRssMb} MB; delivered ${fmt(result.delivered)}`,
+    )
+    console.log(
+      `  herald (${storage}): 10-subscriber broadcast, POST /v1/send returned → 10th push accepted: ` +
+        `p50 ${fmt(result.small.p50Ms)} ms, p99 ${fmt(result.small.p99Ms)} ms over ${result.small.runs} sends`,
+    )
+  }
+  const baselineCount = Math.min(n, Number(values.baseline ?? n))
+  const baseline: BaselineResult = await benchWebPush({
+    subscriptions: subscriptions.slice(0, baselineCount),
+    push,
+    cert,
+    vapid: results[0].vapid,
+    payload: JSON.stringify({ v: 1, title: 'Benchmark', body: 'A notification of ordinary size, with a body of a sentence or two.', url: '/bench' }),
+  })
+  console.log(`  web-push (keep-alive agent, 50 in flight): ${fmt(baseline.pushesPerSecond)} pushes/s (${fmt(baseline.pushes)} pushes in ${baseline.seconds.toFixed(1)} s, ${baseline.failed} failed)`)
+  for (const result of results) {
+    console.log(`  ratio herald (${result.storage}) / web-push: ${(result.pushesPerSecond / baseline.pushesPerSecond).toFixed(2)}x`)
+  }
+  await push.close()
+}
+
+if (values.only !== 'fanout') {
+  for (const storage of storages) await benchApi(storage, serverUrl)
+}

@@ -1,0 +1,150 @@
+// Shared pieces of the benchmarks: the push service child, Herald as a child
+// process, percentiles and memory readings.
+import { fork, spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import selfsigned from 'selfsigned'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TestSubscription } from '../test/support/push-service.ts'
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+export interface PushServiceStats {
+  count: number
+  requests: number
+  verified: number
+  rejected: Array<{ status: number; reason: string }>
+  rejectedCount: number
+  arrivals: number[]
+}
+
+export class BenchPushService {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+  ) {}
+
+  static async start(delayMs: number, verifySample: number, tls: BenchCert): Promise<BenchPushService> {
+    const child = fork(path.join(ROOT, 'bench/push-service-process.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      env: {
+        ...process.env,
+        BENCH_PUSH_DELAY_MS: String(delayMs),
+        BENCH_PUSH_VERIFY_SAMPLE: String(verifySample),
+        BENCH_TLS_KEY: tls.key,
+        BENCH_TLS_CERT: tls.cert,
+      },
+      serialization: 'advanced',
+    })
+    const ready = await new Promise<{ url: string }>((resolve) => child.once('message', (m) => resolve(m as { url: string })))
+    return new BenchPushService(child, ready.url)
+  }
+
+  private ask<T>(message: object): Promise<T> {
+    return new Promise((resolve) => {
+      this.child.once('message', (reply) => resolve(reply as T))
+      this.child.send(message)
+    })
+  }
+
+  async createSubscriptions(n: number): Promise<TestSubscription[]> {
+    const out: TestSubscription[] = []
+    for (let done = 0; done < n; done += 20_000) {
+      const reply = await this.ask<{ subscriptions: TestSubscription[] }>({ type: 'create', n: Math.min(20_000, n - done) })
+      out.push(...reply.subscriptions)
+    }
+    return out
+  }
+
+  stats(): Promise<PushServiceStats> {
+    return this.ask({ type: 'stats' })
+  }
+
+  async reset(): Promise<void> {
+    await this.ask({ type: 'reset' })
+  }
+
+  async close(): Promise<void> {
+    this.child.send({ type: 'close' })
+    await new Promise((resolve) => this.child.once('exit', resolve))
+  }
+}
+
+export interface BenchCert {
+  key: string
+  cert: string
+  /** The certificate in a file, for NODE_EXTRA_CA_CERTS. */
+  certFile: string
+}
+
+/** A throwaway certificate for 127.0.0.1: push services are HTTPS, and web-push speaks nothing else. */
+export async function makeCert(): Promise<BenchCert> {
+  const pems = await selfsigned.generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    notAfterDate: new Date(Date.now() + 86_400_000),
+    keyType: 'ec',
+    curve: 'P-256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  })
+  const certFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-')), 'cert.pem')
+  fs.writeFileSync(certFile, pems.cert)
+  return { key: pems.private, cert: pems.cert, certFile }
+}
+
+export interface HeraldProcess {
+  child: ChildProcess
+  url: string
+  /** Peak resident memory of the process so far (VmHWM), in MB. */
+  peakRssMb(): number
+  stop(): Promise<void>
+}
+
+/** Starts `herald serve` (all roles) as its own process and waits for /readyz. */
+export async function startHerald(env: Record<string, string>, port: number): Promise<HeraldProcess> {
+  // BENCH_PROFILE=dir writes a CPU profile of Herald's process there (and of its threads).
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'serve'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, PORT: String(port), HERALD_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/readyz`)
+      if (res.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error(`herald exited with ${child.exitCode}`)
+    if (Date.now() > deadline) throw new Error('herald did not become ready')
+    await sleep(100)
+  }
+  return {
+    child,
+    url,
+    peakRssMb() {
+      const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8')
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      return Math.round(kb / 1024)
+    },
+    async stop() {
+      child.kill('SIGTERM')
+      await new Promise((resolve) => child.once('exit', resolve))
+    },
+  }
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+export function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US')
+}
