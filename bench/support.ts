@@ -103,7 +103,8 @@ export interface HeraldProcess {
 export async function startHerald(env: Record<string, string>, port: number): Promise<HeraldProcess> {
   // BENCH_PROFILE=dir writes a CPU profile of Herald's process there (and of its threads).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'serve'], {
+  const nodeFlags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []
+  const child = spawn(process.execPath, [...profile, ...nodeFlags, '--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: String(port), HERALD_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -33,6 +33,8 @@ export interface PushClientOptions {
   defaultRetryAfterMs?: number
   /** Offer HTTP/2 (ALPN) to HTTPS push services. Default true. */
   http2?: boolean
+  /** Extra CA certificate (PEM) to trust, for push services with a private certificate (tests). */
+  ca?: string
 }
 
 interface Origin {
@@ -82,6 +84,7 @@ export class PushClient {
   private readonly allowPrivate: boolean
   private readonly defaultRetryAfterMs: number
   private readonly http2: boolean
+  private readonly ca: string | undefined
 
   constructor(options: PushClientOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 10_000
@@ -89,6 +92,7 @@ export class PushClient {
     this.allowPrivate = options.allowPrivateAddresses ?? false
     this.defaultRetryAfterMs = options.defaultRetryAfterMs ?? 60_000
     this.http2 = options.http2 ?? true
+    this.ca = options.ca
   }
 
   private origin(url: URL): Origin {
@@ -104,6 +108,7 @@ export class PushClient {
         allowH2: https && this.http2,
         connect: {
           timeout: this.timeoutMs,
+          ...(this.ca ? { ca: this.ca } : {}),
           ...(this.allowPrivate ? {} : { lookup: publicOnlyLookup }),
         },
       })
@@ -141,8 +146,11 @@ export class PushClient {
       }
       return outcome
     } catch (err) {
-      const error = err as NodeJS.ErrnoException
-      return { kind: 'retry', status: null, retryAfterMs: null, error: error.code ?? error.message }
+      const error = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }
+      const code = error.code === 'EADDRNOTPUBLIC' || error.cause?.code === 'EADDRNOTPUBLIC' ? 'EADDRNOTPUBLIC' : error.code
+      // An endpoint whose host resolves to a private address is refused for good, never sent to.
+      if (code === 'EADDRNOTPUBLIC') return { kind: 'rejected', status: 0 }
+      return { kind: 'retry', status: null, retryAfterMs: null, error: code ?? error.message }
     }
   }
 

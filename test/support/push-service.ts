@@ -26,6 +26,8 @@ export interface ReceivedPush {
   }
   /** The decrypted body, parsed when it is JSON, else the string. */
   payload: unknown
+  /** '1.1' or '2.0': the HTTP version the sender used. */
+  httpVersion: string
   at: number
 }
 
@@ -240,6 +242,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
       subscriptionId: sub.id,
       headers: { ttl: Number(ttl), urgency, topic, contentEncoding: 'aes128gcm', authorization: h.authorization as string },
       payload,
+      httpVersion: req.httpVersion,
       at: Date.now(),
     })
     accept(res)

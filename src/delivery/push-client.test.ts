@@ -1,0 +1,82 @@
+// The push client against a real push service on localhost: HTTP/2 when the
+// push service speaks it, connections reused, addresses checked at connect.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import selfsigned from 'selfsigned'
+import { startPushService, type PushService } from '../../test/support/push-service.ts'
+import { generateVapidKeys } from '../projects/vapid-keys.ts'
+import { encryptPayload } from './encryption.ts'
+import { PushClient, classify, parseRetryAfter } from './push-client.ts'
+import { VapidTokenCache } from './vapid.ts'
+
+let tlsPush: PushService
+let cert: string
+const vapid = generateVapidKeys()
+const tokens = new VapidTokenCache()
+
+beforeAll(async () => {
+  const pems = await selfsigned.generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  })
+  cert = pems.cert
+  tlsPush = await startPushService({ tls: { key: pems.private, cert: pems.cert } })
+})
+afterAll(async () => {
+  await tlsPush.close()
+})
+
+async function pushVia(client: PushClient, push: PushService): Promise<string> {
+  const sub = push.createSubscription()
+  const endpoint = new URL(sub.endpoint)
+  const outcome = await client.send({
+    endpoint,
+    body: encryptPayload(Buffer.from('{"v":1}'), sub.keys),
+    headers: {
+      TTL: '60',
+      'Content-Encoding': 'aes128gcm',
+      'Content-Type': 'application/octet-stream',
+      Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com'),
+    },
+  })
+  expect(outcome).toEqual({ kind: 'delivered', status: 201 })
+  return push.receivedFor(sub.endpoint)[0].httpVersion
+}
+
+describe('PushClient', () => {
+  it('speaks HTTP/2 to an HTTPS push service that offers it', async () => {
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true })
+    expect(await pushVia(client, tlsPush)).toBe('2.0')
+    await client.close()
+  })
+
+  it('speaks HTTP/1.1 when HTTP/2 is turned off', async () => {
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: false })
+    expect(await pushVia(client, tlsPush)).toBe('1.1')
+    await client.close()
+  })
+
+  it('refuses to connect to a private address unless allowed, without sending', async () => {
+    const client = new PushClient({ ca: cert, timeoutMs: 2000 })
+    const before = tlsPush.requests
+    // "localhost" resolves to 127.0.0.1: the check runs on the address actually looked up.
+    const sub = tlsPush.createSubscription()
+    const endpoint = new URL(sub.endpoint.replace('127.0.0.1', 'localhost'))
+    const outcome = await client.send({ endpoint, body: Buffer.alloc(10), headers: { TTL: '60' } })
+    expect(outcome.kind).toBe('rejected')
+    expect(tlsPush.requests).toBe(before)
+    await client.close()
+  })
+
+  it('classifies answers and reads Retry-After', () => {
+    expect(classify(201, null).kind).toBe('delivered')
+    expect(classify(410, null).kind).toBe('gone')
+    expect(classify(404, null).kind).toBe('gone')
+    expect(classify(413, null).kind).toBe('rejected')
+    expect(classify(503, null).kind).toBe('retry')
+    expect(classify(429, 1000)).toEqual({ kind: 'retry', status: 429, retryAfterMs: 1000 })
+    expect(parseRetryAfter('120')).toBe(120_000)
+    expect(parseRetryAfter(new Date(Date.now() + 5000).toUTCString(), Date.now())).toBeGreaterThan(3000)
+    expect(parseRetryAfter('soon')).toBeNull()
+  })
+})
