@@ -46,28 +46,66 @@ export class MemoryRateLimiter implements RateLimiter {
     for (const [key, entry] of this.windows) if (entry.window < current) this.windows.delete(key)
   }
 
+  /** Counters held in memory: those of projects seen in about the last two windows. */
+  get size(): number {
+    return this.windows.size
+  }
+
   async close(): Promise<void> {}
 }
 
+/** After a failed call Redis is left alone this long, so a hung Redis costs one request a commandTimeout, not every request. */
+export const REDIS_PAUSE_AFTER_FAILURE_MS = 1_000
+
 export class RedisRateLimiter implements RateLimiter {
+  private pausedUntil = 0
+
   constructor(private readonly redis: Redis) {}
 
   async hit(key: string, limit: number, windowMs: number): Promise<RateLimitResult> {
     const now = Date.now()
+    if (now < this.pausedUntil) throw new Error('Redis failed moments ago; not asked again yet')
     const redisKey = `herald:rl:${key}:${Math.floor(now / windowMs)}`
-    const replies = await this.redis.multi().incr(redisKey).pexpire(redisKey, windowMs * 2).exec()
-    const count = Number(replies?.[0]?.[1] ?? 1)
-    return result(count, limit, windowMs, now)
+    try {
+      const replies = await this.redis.multi().incr(redisKey).pexpire(redisKey, windowMs * 2).exec()
+      const [error, count] = replies?.[0] ?? [new Error('the rate limit transaction was aborted'), null]
+      // Thrown, not counted as 1: the caller logs it and lets the request through.
+      if (error) throw error
+      return result(Number(count), limit, windowMs, now)
+    } catch (err) {
+      this.pausedUntil = Date.now() + REDIS_PAUSE_AFTER_FAILURE_MS
+      throw err
+    }
   }
 
   async close(): Promise<void> {
     await this.redis.quit().catch(() => undefined)
+    // quit() is refused while the connection is down; disconnect() also stops the reconnect loop.
+    this.redis.disconnect()
   }
 }
 
+/**
+ * The limiter sits in front of every request, so a Redis that is down or hung
+ * must cost a request milliseconds, not seconds (the caller lets the request
+ * through when hit() fails). Commands are not queued while the connection is
+ * down (they fail at once; reconnecting goes on in the background), an
+ * in-flight command is not retried on a new connection, a reply slower than
+ * commandTimeout counts as a failure, and a connection attempt that hangs is
+ * given up after connectTimeout. One consequence: requests in the first
+ * milliseconds after start, before the connection is ready, are not counted.
+ */
+export const REDIS_OPTIONS = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  /** A Redis next to the API answers in about a millisecond; 500 ms means it is in trouble. */
+  commandTimeout: 500,
+  connectTimeout: 2_000,
+} as const
+
 export function createRateLimiter(redisUrl: string | null): RateLimiter {
   if (!redisUrl) return new MemoryRateLimiter()
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true })
+  const redis = new Redis(redisUrl, REDIS_OPTIONS)
   redis.on('error', () => undefined)
   return new RedisRateLimiter(redis)
 }
