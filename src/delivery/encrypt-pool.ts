@@ -68,8 +68,22 @@ export class EncryptPool {
         }
       })
     }
-    const results: Array<Uint8Array | { error: string }> = await this.workers.run({ plaintext, subscriptions })
-    return results.map((item) => (item instanceof Uint8Array ? Buffer.from(item.buffer, item.byteOffset, item.byteLength) : item))
+    const packed: ArrayBuffer = await this.workers.run({ plaintext, subscriptions })
+    // Views into the one buffer the thread handed over (layout in encrypt-worker.mjs): no copy per body.
+    const view = new DataView(packed)
+    const count = view.getUint32(0)
+    const bodies: Encrypted[] = []
+    let offset = 4 + 4 * count
+    for (let i = 0; i < count; i++) {
+      const length = view.getInt32(4 + 4 * i)
+      if (length < 0) {
+        bodies.push({ error: 'invalid subscription keys' })
+        continue
+      }
+      bodies.push(Buffer.from(packed, offset, length))
+      offset += length
+    }
+    return bodies
   }
 
   async close(): Promise<void> {

@@ -2,19 +2,40 @@
 // thread can start without a TypeScript loader; it registers tsx to load the
 // one implementation of RFC 8291 in encryption.ts.
 import { register } from 'tsx/esm/api'
+import { move } from 'piscina'
 
 register()
 const { encryptPayload } = await import('./encryption.ts')
 
-/** @param {{ plaintext: Uint8Array, subscriptions: { p256dh: string, auth: string }[] }} task */
+/**
+ * Encrypts for each subscription and returns the bodies packed in one
+ * ArrayBuffer that is moved, not copied, to the main thread: a count (u32),
+ * then each body's length (i32, -1 for keys that could not be used), then the
+ * bodies one after another.
+ * @param {{ plaintext: Uint8Array, subscriptions: { p256dh: string, auth: string }[] }} task
+ */
 export default function encryptBatch(task) {
   const plaintext = Buffer.from(task.plaintext.buffer, task.plaintext.byteOffset, task.plaintext.byteLength)
-  return task.subscriptions.map((subscription) => {
+  const bodies = task.subscriptions.map((subscription) => {
     try {
       return encryptPayload(plaintext, subscription)
-    } catch (err) {
+    } catch {
       // A subscription with malformed keys fails alone, not its whole batch.
-      return { error: err instanceof Error ? err.message : String(err) }
+      return null
     }
   })
+  const header = 4 + 4 * bodies.length
+  const total = bodies.reduce((sum, body) => sum + (body ? body.length : 0), header)
+  const packed = new Uint8Array(total)
+  const view = new DataView(packed.buffer)
+  view.setUint32(0, bodies.length)
+  let offset = header
+  bodies.forEach((body, i) => {
+    view.setInt32(4 + 4 * i, body ? body.length : -1)
+    if (body) {
+      packed.set(body, offset)
+      offset += body.length
+    }
+  })
+  return move(packed.buffer)
 }
