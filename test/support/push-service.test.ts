@@ -60,6 +60,7 @@ describe('push service: accepted pushes', () => {
         subscriptionId: sub.endpoint.split('/').pop(),
         headers: { ttl: 3600, urgency: 'high', topic: 'order_42', contentEncoding: 'aes128gcm', authorization },
         payload,
+        httpVersion: '1.1',
         at: expect.any(Number),
       },
     ])
