@@ -1,6 +1,6 @@
 // Builds the HTTP application: platform plumbing first (errors, validation,
 // OpenAPI, CORS), then each domain registers its own routes.
-import Fastify, { type FastifyReply } from 'fastify'
+import Fastify, { type FastifyReply, type RouteOptions } from 'fastify'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -37,6 +37,8 @@ const BROWSER_ROUTES = [/^\/v1\/(subscribe|unsubscribe|events|vapid-public-key)(
 export interface BuildAppOptions {
   /** Readiness as seen by /readyz: the database answers and the worker (if any) runs. */
   isReady?: () => Promise<boolean> | boolean
+  /** Called for every route as it is registered (tests use it to list the routes). */
+  onRoute?: (route: RouteOptions) => void
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<App> {
@@ -94,6 +96,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     },
   })
 
+  if (options.onRoute) app.addHook('onRoute', options.onRoute)
   registerHealthRoutes(app, ctx, options.isReady ?? (() => true))
   registerAdminRoutes(app, ctx)
   registerMeRoutes(app, ctx)

@@ -1,6 +1,6 @@
 // An in-process Herald for integration tests: a fresh database, the real
 // HTTP app (requests go through app.inject), and helpers to make projects.
-import { buildApp } from '../../src/app.ts'
+import { buildApp, type BuildAppOptions } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/platform/config.ts'
 import { createContext, type AppContext } from '../../src/platform/context.ts'
 import type { App } from '../../src/platform/http/app-type.ts'
@@ -44,12 +44,14 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 export interface TestAppOptions {
   /** Run the fan-out worker in this process too, like `herald serve --role all`. */
   worker?: boolean
+  /** Passed to buildApp: called for every route as it is registered. */
+  onRoute?: BuildAppOptions['onRoute']
 }
 
 export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase()
   const ctx = createContext(testConfig(env), database.db)
-  const app = await buildApp(ctx)
+  const app = await buildApp(ctx, { onRoute: options.onRoute })
   const delivery = options.worker ? createDeliveryWorker(ctx) : null
   await delivery?.start()
   return {

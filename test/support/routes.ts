@@ -1,0 +1,114 @@
+// Every route of the API, by how it authenticates, as data: test/security.test.ts
+// runs the same checks over each (and fails when a route is registered that
+// these tables do not list). URLs are built from one project's ids.
+import { subscription } from '../../src/subscribers/subscribers.fixtures.ts'
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+/** One project's data that routes with an id in the path (or body) point at. */
+export interface RouteIds {
+  project: string
+  group: string
+  subscriber: string
+  endpoint: string
+  externalId: string
+  broadcast: string
+  webhook: string
+  apiKeyId: string
+}
+
+export interface RouteCase {
+  method: Method
+  /** The path as registered, with :placeholders. */
+  path: string
+  url(ids: RouteIds): string
+  body?(ids: RouteIds): Record<string, unknown>
+}
+
+export interface BearerRouteCase extends RouteCase {
+  /** What another project's key gets on this route when the ids are not its own. */
+  foreign: { status: number; code?: string; body?: unknown }
+}
+
+const notFound = (code: string) => ({ status: 404, code })
+
+export const BEARER_ROUTES: BearerRouteCase[] = [
+  { method: 'GET', path: '/v1/me', url: () => '/v1/me', foreign: { status: 200 } },
+  { method: 'GET', path: '/v1/groups', url: () => '/v1/groups', foreign: { status: 200 } },
+  { method: 'POST', path: '/v1/groups', url: () => '/v1/groups', body: () => ({ name: 'security sweep' }), foreign: { status: 201 } },
+  { method: 'PATCH', path: '/v1/groups/:id', url: (ids) => `/v1/groups/${ids.group}`, body: () => ({ name: 'taken over', description: null }), foreign: notFound('group_not_found') },
+  { method: 'DELETE', path: '/v1/groups/:id', url: (ids) => `/v1/groups/${ids.group}`, foreign: notFound('group_not_found') },
+  {
+    method: 'POST',
+    path: '/v1/groups/:id/subscribers',
+    url: (ids) => `/v1/groups/${ids.group}/subscribers`,
+    body: (ids) => ({ subscriber_ids: [ids.subscriber] }),
+    foreign: notFound('group_not_found'),
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/groups/:id/subscribers/:sid',
+    url: (ids) => `/v1/groups/${ids.group}/subscribers/${ids.subscriber}`,
+    foreign: notFound('group_not_found'),
+  },
+  {
+    method: 'POST',
+    path: '/v1/send',
+    url: () => '/v1/send',
+    body: (ids) => ({ target: { type: 'group', group_id: ids.group }, notification: { title: 'Hi', body: 'There' } }),
+    foreign: notFound('group_not_found'),
+  },
+  { method: 'GET', path: '/v1/broadcasts', url: () => '/v1/broadcasts', foreign: { status: 200 } },
+  { method: 'GET', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
+  { method: 'DELETE', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
+  { method: 'GET', path: '/v1/subscribers', url: () => '/v1/subscribers', foreign: { status: 200 } },
+  { method: 'GET', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
+  { method: 'DELETE', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
+  {
+    method: 'DELETE',
+    path: '/v1/subscribers/by-endpoint',
+    url: () => '/v1/subscribers/by-endpoint',
+    body: (ids) => ({ endpoint: ids.endpoint }),
+    foreign: { status: 200, body: { deleted: 0 } },
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/subscribers/by-external-id/:external_id',
+    url: (ids) => `/v1/subscribers/by-external-id/${ids.externalId}`,
+    foreign: { status: 200, body: { deleted: 0 } },
+  },
+  { method: 'POST', path: '/v1/webhooks', url: () => '/v1/webhooks', body: () => ({ url: 'https://hooks.example.com/sweep' }), foreign: { status: 201 } },
+  { method: 'GET', path: '/v1/webhooks', url: () => '/v1/webhooks', foreign: { status: 200 } },
+  { method: 'DELETE', path: '/v1/webhooks/:id', url: (ids) => `/v1/webhooks/${ids.webhook}`, foreign: notFound('webhook_not_found') },
+]
+
+/** Called from the customer's site: authenticated by ?project= alone, and answering CORS. */
+export const BROWSER_ROUTES: RouteCase[] = [
+  {
+    method: 'POST',
+    path: '/v1/subscribe',
+    url: (ids) => `/v1/subscribe?project=${ids.project}`,
+    body: () => subscription(),
+  },
+  { method: 'POST', path: '/v1/unsubscribe', url: (ids) => `/v1/unsubscribe?project=${ids.project}`, body: (ids) => ({ endpoint: ids.endpoint }) },
+  { method: 'POST', path: '/v1/events', url: (ids) => `/v1/events?project=${ids.project}`, body: (ids) => ({ type: 'clicked', broadcast_id: ids.broadcast }) },
+  { method: 'GET', path: '/v1/vapid-public-key', url: (ids) => `/v1/vapid-public-key?project=${ids.project}` },
+  { method: 'GET', path: '/v1/notifications/:broadcast_id', url: (ids) => `/v1/notifications/${ids.broadcast}?project=${ids.project}` },
+]
+
+/** The operator API (decisions.md §2), behind HERALD_ADMIN_TOKEN. */
+export const ADMIN_ROUTES: RouteCase[] = [
+  { method: 'POST', path: '/admin/v1/projects', url: () => '/admin/v1/projects', body: () => ({ name: 'Sweep' }) },
+  { method: 'GET', path: '/admin/v1/projects', url: () => '/admin/v1/projects' },
+  { method: 'GET', path: '/admin/v1/projects/:id', url: (ids) => `/admin/v1/projects/${ids.project}` },
+  { method: 'PATCH', path: '/admin/v1/projects/:id', url: (ids) => `/admin/v1/projects/${ids.project}`, body: () => ({ plan: 'max' }) },
+  { method: 'GET', path: '/admin/v1/projects/:id/api-keys', url: (ids) => `/admin/v1/projects/${ids.project}/api-keys` },
+  { method: 'POST', path: '/admin/v1/projects/:id/api-keys', url: (ids) => `/admin/v1/projects/${ids.project}/api-keys`, body: () => ({ name: 'sweep' }) },
+  {
+    method: 'DELETE',
+    path: '/admin/v1/projects/:id/api-keys/:key_id',
+    url: (ids) => `/admin/v1/projects/${ids.project}/api-keys/${ids.apiKeyId}`,
+  },
+]
+
+export const routeName = (route: { method: string; path: string }): string => `${route.method} ${route.path}`
