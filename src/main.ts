@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Role } from './platform/config.ts'
 import { openDatabase } from './platform/db/database.ts'
+import { DataDirLockedError } from './platform/db/data-dir-lock.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { runProjectCommand, PROJECT_COMMANDS_HELP } from './projects/cli.ts'
 
@@ -54,6 +55,7 @@ main(process.argv.slice(2)).then(
   },
   (err) => {
     if (err instanceof ConfigError) console.error(`Configuration error: ${err.message}`)
+    else if (err instanceof DataDirLockedError) console.error(err.message)
     else console.error(err instanceof Error ? err.message : err)
     process.exit(1)
   },

@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import pg from 'pg'
 import type { PGlite } from '@electric-sql/pglite'
+import { lockDataDir } from './data-dir-lock.ts'
 
 export interface QueryResult<T> {
   rows: T[]
@@ -116,7 +117,10 @@ type PGliteTx = Parameters<Parameters<PGlite['transaction']>[0]>[0]
 
 class EmbeddedDatabase implements Database {
   readonly kind = 'embedded'
-  constructor(private readonly db: PGlite) {}
+  constructor(
+    private readonly db: PGlite,
+    private readonly unlock: () => void = () => undefined,
+  ) {}
 
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
     const stop = await this.db.listen(channel, onNotify)
@@ -150,6 +154,7 @@ class EmbeddedDatabase implements Database {
 
   async close(): Promise<void> {
     await this.db.close()
+    this.unlock()
   }
 }
 
@@ -181,9 +186,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return database
   }
   if (options.dataDir) fs.mkdirSync(options.dataDir, { recursive: true })
+  const unlock = options.dataDir ? lockDataDir(options.dataDir) : undefined
   // Imported only here: on a PostgreSQL server Herald never loads the embedded one (~45 MB).
   const { PGlite } = await import('@electric-sql/pglite')
   const db = new PGlite(options.dataDir ? `${options.dataDir}/pgdata` : undefined, { postgresqlconf: EMBEDDED_SETTINGS })
   await db.waitReady
-  return new EmbeddedDatabase(db)
+  return new EmbeddedDatabase(db, unlock)
 }
