@@ -68,7 +68,7 @@ export const SendBody = Type.Object(
       },
       { additionalProperties: false },
     ),
-    ttl: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TTL, default: DEFAULT_TTL, description: 'Seconds. Default 86400.' })),
+    ttl: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_TTL, default: DEFAULT_TTL, description: 'Seconds, 0-2419200 (a fraction is rounded down: the TTL header is whole seconds). Default 86400.' })),
     urgency: Type.Optional(Type.Enum(URGENCIES, { default: 'normal' })),
     topic: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: TOPIC })),
     scheduled_at: Type.Optional(Type.Number({ description: 'Unix ms. Plus plan or higher; in the future and within 90 days.' })),

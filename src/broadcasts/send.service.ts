@@ -108,7 +108,8 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       icon: icon ?? null,
       image,
       url,
-      ttl: body.ttl ?? DEFAULT_TTL,
+      // api.md types ttl as a number; the RFC 8030 TTL header takes whole seconds.
+      ttl: Math.floor(body.ttl ?? DEFAULT_TTL),
       urgency: body.urgency ?? 'normal',
       topic: body.topic ?? null,
       audience,

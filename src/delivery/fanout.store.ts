@@ -2,6 +2,7 @@
 // of each batch, written in one transaction with the batch job's completion.
 import type { Queryable } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
+import { enqueueDeliveriesForEvents } from '../webhooks/webhook-deliveries.store.ts'
 import type { AudienceTarget } from './audience.store.ts'
 
 export interface SendingBroadcast {
@@ -70,6 +71,7 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
     ...outcomes.failed.map((f) => ({ ...f, type: 'failed', meta: JSON.stringify({ reason: f.reason, status: f.status }) })),
   ]
   if (events.length > 0) {
+    const ids = events.map(() => newId('evt'))
     await q.query(
       `INSERT INTO events (id, project_id, broadcast_id, subscriber_id, external_id, type, meta)
        SELECT e.id, $1, $2, e.subscriber_id, e.external_id, e.type, e.meta::jsonb
@@ -78,13 +80,15 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
       [
         broadcast.project_id,
         broadcast.id,
-        events.map(() => newId('evt')),
+        ids,
         events.map((e) => e.subscriberId),
         events.map((e) => e.externalId),
         events.map((e) => e.type),
         events.map((e) => e.meta),
       ],
     )
+    // Webhook deliveries of these events, committed with them (or not at all).
+    await enqueueDeliveriesForEvents(q, broadcast.project_id, events.map((e, i) => ({ id: ids[i], type: e.type })))
   }
   const gone = outcomes.failed.filter((f) => f.reason === 'gone').map((f) => f.subscriberId)
   if (gone.length > 0) {
@@ -104,8 +108,9 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
 }
 
 /**
- * Marks the broadcast sent, and gives back to the month's budget what was
- * reserved but not pushed (subscribers who left between send and fan-out).
+ * Marks the broadcast sent and settles the month's budget on what was
+ * actually pushed: unused reservation (subscribers who left) is given back,
+ * and subscribers who joined during the fan-out (and were pushed) are added.
  */
 export async function finishBroadcast(q: Queryable, id: string): Promise<void> {
   const before = await q.query<{ project_id: string; reserved: number; pushed: number; month: string }>(
@@ -116,16 +121,13 @@ export async function finishBroadcast(q: Queryable, id: string): Promise<void> {
   )
   const row = before.rows[0]
   if (!row) return
-  const unused = Math.max(0, row.reserved - row.pushed)
-  await q.query(
-    `UPDATE broadcasts SET status = 'sent', finished_at = now(), audience = $2, reserved = reserved - $3 WHERE id = $1`,
-    [id, row.pushed, unused],
-  )
-  if (unused > 0) {
-    await q.query('UPDATE push_usage SET pushes = GREATEST(0, pushes - $3) WHERE project_id = $1 AND month = $2::date', [
-      row.project_id,
-      row.month,
-      unused,
-    ])
+  await q.query(`UPDATE broadcasts SET status = 'sent', finished_at = now(), audience = $2, reserved = $2 WHERE id = $1`, [id, row.pushed])
+  const delta = row.pushed - row.reserved
+  if (delta !== 0) {
+    await q.query(
+      `INSERT INTO push_usage (project_id, month, pushes) VALUES ($1, $2::date, GREATEST(0, $3::bigint))
+       ON CONFLICT (project_id, month) DO UPDATE SET pushes = GREATEST(0, push_usage.pushes + $3::bigint)`,
+      [row.project_id, row.month, delta],
+    )
   }
 }
