@@ -1,0 +1,157 @@
+// SQL for webhook deliveries: written with the events they carry, claimed by
+// the dispatcher under a lease, then deleted (2xx), rescheduled or given up.
+import type { Queryable } from '../platform/db/database.ts'
+
+/** NOTIFY channel that wakes dispatchers (in any process) when deliveries are written. */
+export const WEBHOOKS_CHANNEL = 'herald_webhooks'
+
+export interface EventRef {
+  id: string
+  type: string
+}
+
+/**
+ * Writes one delivery per (event, active endpoint of the project subscribed to
+ * the event's type), in the caller's transaction (the one writing the events).
+ * One statement whatever the number of events; for a project without webhooks
+ * it is one probe of webhooks_active_idx that finds nothing. The dispatchers
+ * are woken when (and only if) the transaction commits.
+ */
+export async function enqueueDeliveriesForEvents(q: Queryable, projectId: string, events: EventRef[]): Promise<number> {
+  if (events.length === 0) return 0
+  const result = await q.query<{ n: number }>(
+    `WITH inserted AS (
+       INSERT INTO webhook_deliveries (webhook_id, event_id)
+       SELECT w.id, e.id
+         FROM webhooks w
+         JOIN unnest($2::text[], $3::text[]) AS e(id, type) ON e.type = ANY (w.events)
+        WHERE w.project_id = $1 AND w.status = 'active'
+       RETURNING 1)
+     SELECT count(*)::int AS n, CASE WHEN count(*) > 0 THEN pg_notify('${WEBHOOKS_CHANNEL}', '') END AS notified
+       FROM inserted`,
+    [projectId, events.map((e) => e.id), events.map((e) => e.type)],
+  )
+  return result.rows[0]?.n ?? 0
+}
+
+/** A claimed delivery with what sending it needs: the endpoint and the event. */
+export interface ClaimedDelivery {
+  id: number
+  webhook_id: string
+  attempts: number
+  url: string
+  secret: string
+  event_id: string
+  type: string
+  project_id: string
+  broadcast_id: string
+  subscriber_id: string | null
+  external_id: string | null
+  meta: unknown
+  created_at: Date
+}
+
+/**
+ * Claims due deliveries: at most `limit` in all and, per endpoint, at most its
+ * free slots (`room` for endpoints with requests in flight, `perEndpoint` for
+ * the others), so one endpoint's backlog can neither take every slot nor hide
+ * other endpoints' work behind it: each active endpoint is probed on its own
+ * (webhook_deliveries_due_idx), oldest work first. The lease is the due time
+ * itself, moved forward: a worker that dies leaves the delivery due again
+ * after leaseMs. Rows another worker holds are skipped (SKIP LOCKED).
+ */
+export async function claimDueDeliveries(
+  q: Queryable,
+  options: { limit: number; perEndpoint: number; room: Map<string, number>; leaseMs: number; workerId: string },
+): Promise<ClaimedDelivery[]> {
+  const full = [...options.room].filter(([, free]) => free <= 0).map(([id]) => id)
+  const partial = [...options.room].filter(([, free]) => free > 0)
+  const result = await q.query<ClaimedDelivery>(
+    `WITH room AS (
+       SELECT w.id, COALESCE(r.free, $2) AS free
+         FROM webhooks w LEFT JOIN unnest($4::text[], $5::int[]) AS r(webhook_id, free) ON r.webhook_id = w.id
+        WHERE w.status = 'active' AND w.id <> ALL ($3::text[])),
+     picked AS (
+       SELECT due.id FROM room
+        CROSS JOIN LATERAL (
+          SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+           WHERE d.webhook_id = room.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+           ORDER BY d.next_attempt_at, d.id
+           LIMIT room.free
+           FOR UPDATE SKIP LOCKED) due
+        ORDER BY due.next_attempt_at, due.id
+        LIMIT $1)
+     UPDATE webhook_deliveries d
+        SET attempts = d.attempts + 1, locked_by = $6, next_attempt_at = now() + $7 * interval '1 millisecond'
+       FROM picked, webhooks w, events e
+      WHERE d.id = picked.id AND w.id = d.webhook_id AND e.id = d.event_id
+     RETURNING d.id, d.webhook_id, d.attempts, w.url, w.secret, e.id AS event_id, e.type, e.project_id, e.broadcast_id,
+               e.subscriber_id, e.external_id, e.meta, e.created_at`,
+    [
+      options.limit,
+      options.perEndpoint,
+      full,
+      partial.map(([id]) => id),
+      partial.map(([, free]) => free),
+      options.workerId,
+      options.leaseMs,
+    ],
+  )
+  return result.rows
+}
+
+/**
+ * The endpoints answered 2xx: these deliveries are done (taken in batches: one
+ * statement for many successes). Also ends their endpoints' failing runs.
+ */
+export async function completeDeliveries(q: Queryable, ids: number[], workerId: string): Promise<void> {
+  await q.query(
+    `WITH done AS (DELETE FROM webhook_deliveries WHERE id = ANY ($1::bigint[]) AND locked_by = $2 RETURNING webhook_id)
+     UPDATE webhooks w SET failing_since = NULL
+      WHERE w.id IN (SELECT webhook_id FROM done) AND w.failing_since IS NOT NULL`,
+    [ids, workerId],
+  )
+}
+
+export interface AttemptFailure {
+  status: number | null
+  error: string | null
+}
+
+/** Schedules the next attempt after delayMs. */
+export async function rescheduleDelivery(q: Queryable, id: number, workerId: string, delayMs: number, failure: AttemptFailure): Promise<void> {
+  await q.query(
+    `UPDATE webhook_deliveries
+        SET next_attempt_at = now() + $3 * interval '1 millisecond', locked_by = NULL, last_status = $4, last_error = $5
+      WHERE id = $1 AND locked_by = $2`,
+    [id, workerId, delayMs, failure.status, failure.error],
+  )
+}
+
+/** Gives up on the delivery; the row stays (status failed) so an operator can see what was lost and why. */
+export async function giveUpDelivery(q: Queryable, id: number, workerId: string, failure: AttemptFailure): Promise<void> {
+  await q.query(
+    `UPDATE webhook_deliveries SET status = 'failed', locked_by = NULL, last_status = $3, last_error = $4
+      WHERE id = $1 AND locked_by = $2`,
+    [id, workerId, failure.status, failure.error],
+  )
+}
+
+/**
+ * Notes a failed attempt on the endpoint; returns how long (ms) it has been
+ * failing without a success in between.
+ */
+export async function markEndpointFailing(q: Queryable, webhookId: string): Promise<number> {
+  const result = await q.query<{ failing_ms: number }>(
+    `UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1
+     RETURNING (extract(epoch FROM now() - failing_since) * 1000)::float8 AS failing_ms`,
+    [webhookId],
+  )
+  return result.rows[0]?.failing_ms ?? 0
+}
+
+/** Disables the endpoint (410 Gone, or failing for days) and drops every delivery still pending for it. */
+export async function disableWebhook(q: Queryable, webhookId: string): Promise<void> {
+  await q.query(`UPDATE webhooks SET status = 'disabled', disabled_at = now() WHERE id = $1 AND status = 'active'`, [webhookId])
+  await q.query(`DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'`, [webhookId])
+}
