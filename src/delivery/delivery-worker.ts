@@ -1,8 +1,12 @@
 // The background side of Herald in one object: the job worker with the
 // fan-out handlers and everything they share (connection pools, encryption
-// threads, VAPID tokens). `herald serve --role worker|all` starts one.
+// threads, VAPID tokens), and the webhook dispatcher beside it (its own loop
+// and connections, so customer endpoints never slow fan-out).
+// `herald serve --role worker|all` starts one.
 import type { AppContext } from '../platform/context.ts'
 import { JobWorker } from '../platform/jobs/worker.ts'
+import { OutboundClient } from '../platform/outbound/http-client.ts'
+import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.ts'
 import { EncryptPool } from './encrypt-pool.ts'
 import { fanoutHandlers, giveUpOnBroadcast } from './fanout.ts'
 import { PushClient } from './push-client.ts'
@@ -10,6 +14,7 @@ import { VapidTokenCache } from './vapid.ts'
 
 export interface DeliveryWorker {
   worker: JobWorker
+  webhooks: WebhookDispatcher
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -43,16 +48,38 @@ export function createDeliveryWorker(ctx: AppContext): DeliveryWorker {
       await giveUpOnBroadcast(ctx.db, job.payload, err)
     },
   })
+  const webhookClient = new OutboundClient({
+    timeoutMs: config.webhookTimeoutMs,
+    // Several customers' endpoints can share a host; the dispatcher bounds each
+    // endpoint, so the pool must not make them queue behind one another.
+    connectionsPerOrigin: config.webhookConcurrency,
+    allowPrivateAddresses: config.allowPrivateEndpoints,
+  })
+  const webhooks = new WebhookDispatcher({
+    db: ctx.db,
+    log: ctx.log,
+    client: webhookClient,
+    concurrency: config.webhookConcurrency,
+    perEndpoint: config.webhookEndpointConcurrency,
+    // A request ends within its timeout; the margin covers recording its outcome.
+    leaseMs: config.webhookTimeoutMs + config.jobLeaseMs,
+    pollIntervalMs: config.schedulerIntervalMs,
+    retryBaseMs: config.webhookRetryBaseMs,
+    disableAfterMs: config.webhookDisableAfterMs,
+  })
   return {
     worker,
+    webhooks,
     async start() {
       encryptPool.warm()
       await worker.start()
+      await webhooks.start()
     },
     async stop() {
-      await worker.stop()
+      await Promise.all([worker.stop(), webhooks.stop()])
       await encryptPool.close()
       await pushClient.close()
+      await webhookClient.close()
     },
   }
 }

@@ -28,6 +28,17 @@ export const DEFAULT_PUSH_TIMEOUT_MS = 10_000
 /** First retry of a 5xx or timeout waits about this long; each further retry doubles it (with jitter). */
 export const DEFAULT_PUSH_RETRY_BASE_MS = 5_000
 
+/** A webhook endpoint that sends no answer within this long has failed that attempt. */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000
+/** First webhook retry waits this long; the rest of the schedule scales with it (see webhooks/retry-schedule.ts). */
+export const DEFAULT_WEBHOOK_RETRY_BASE_MS = 5_000
+/** Webhook requests in flight per worker process, over all endpoints. */
+export const DEFAULT_WEBHOOK_CONCURRENCY = 64
+/** Webhook requests in flight per endpoint and worker process: one slow endpoint holds at most this many slots. */
+export const DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY = 8
+/** An endpoint whose every attempt has failed for this long is disabled (Svix: 5 days). */
+export const DEFAULT_WEBHOOK_DISABLE_AFTER_MS = 5 * 24 * 3_600_000
+
 export type Role = 'api' | 'worker' | 'all'
 
 export interface Config {
@@ -59,6 +70,11 @@ export interface Config {
   jobLeaseMs: number
   /** Negotiate HTTP/2 with push services that offer it (HTTPS only). */
   pushHttp2: boolean
+  webhookTimeoutMs: number
+  webhookRetryBaseMs: number
+  webhookConcurrency: number
+  webhookEndpointConcurrency: number
+  webhookDisableAfterMs: number
 }
 
 export class ConfigError extends Error {}
@@ -133,5 +149,10 @@ export function loadConfig(env: Env = process.env): Config {
     pushConnections: int(env, 'HERALD_PUSH_CONNECTIONS', DEFAULT_PUSH_CONNECTIONS, 1, 4096),
     pushHttp2: bool(env, 'HERALD_PUSH_HTTP2', true),
     jobLeaseMs: int(env, 'HERALD_JOB_LEASE_MS', DEFAULT_JOB_LEASE_MS, 500, 3_600_000),
+    webhookTimeoutMs: int(env, 'HERALD_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 10, 600_000),
+    webhookRetryBaseMs: int(env, 'HERALD_WEBHOOK_RETRY_BASE_MS', DEFAULT_WEBHOOK_RETRY_BASE_MS, 1, 3_600_000),
+    webhookConcurrency: int(env, 'HERALD_WEBHOOK_CONCURRENCY', DEFAULT_WEBHOOK_CONCURRENCY, 1, 4096),
+    webhookEndpointConcurrency: int(env, 'HERALD_WEBHOOK_ENDPOINT_CONCURRENCY', DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY, 1, 1024),
+    webhookDisableAfterMs: int(env, 'HERALD_WEBHOOK_DISABLE_AFTER_MS', DEFAULT_WEBHOOK_DISABLE_AFTER_MS, 1000),
   }
 }
