@@ -14,6 +14,37 @@ export interface QueryResult<T> {
 /** Anything SQL can be run on: the database itself or an open transaction. */
 export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
+  /**
+   * NOTIFY channel once the transaction has committed (at once outside one).
+   * Sent outside the transaction and coalesced: PostgreSQL serialises the
+   * commits of notifying transactions, which would make every send and every
+   * beacon wait for the others' WAL flush.
+   */
+  notifyAfterCommit(channel: string): void
+}
+
+/** Coalesces NOTIFYs: one in flight per channel, one more if asked meanwhile. */
+class Notifier {
+  private readonly pending = new Set<string>()
+  private running = false
+
+  constructor(private readonly send: (channel: string) => Promise<unknown>) {}
+
+  notify(channel: string): void {
+    this.pending.add(channel)
+    if (!this.running) void this.flush()
+  }
+
+  private async flush(): Promise<void> {
+    this.running = true
+    while (this.pending.size > 0) {
+      const channels = [...this.pending]
+      this.pending.clear()
+      // A lost wake-up only delays work until the next poll.
+      await Promise.all(channels.map((channel) => this.send(channel).catch(() => undefined)))
+    }
+    this.running = false
+  }
 }
 
 export interface Database extends Queryable {
@@ -39,10 +70,16 @@ const LISTEN_RECONNECT_MS = 1000
 
 class PostgresDatabase implements Database {
   readonly kind = 'postgres'
+  private readonly notifier = new Notifier((channel) => this.pool.query('SELECT pg_notify($1, $2)', [channel, '']))
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
   ) {}
+
+  notifyAfterCommit(channel: string): void {
+    this.notifier.notify(channel)
+  }
 
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
     let client: pg.Client | null = null
@@ -83,8 +120,10 @@ class PostgresDatabase implements Database {
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect()
+    const channels = new Set<string>()
     const tx: Queryable & { client: pg.PoolClient } = {
       client,
+      notifyAfterCommit: (channel) => void channels.add(channel),
       async query<R>(text: string, params?: unknown[]) {
         const result = await client.query(text, params as unknown[])
         return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
@@ -94,6 +133,7 @@ class PostgresDatabase implements Database {
       await client.query('BEGIN')
       const value = await fn(tx)
       await client.query('COMMIT')
+      for (const channel of channels) this.notifier.notify(channel)
       return value
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined)
@@ -117,6 +157,12 @@ type PGliteTx = Parameters<Parameters<PGlite['transaction']>[0]>[0]
 
 class EmbeddedDatabase implements Database {
   readonly kind = 'embedded'
+  private readonly notifier = new Notifier((channel) => this.db.query('SELECT pg_notify($1, $2)', [channel, '']))
+
+  notifyAfterCommit(channel: string): void {
+    this.notifier.notify(channel)
+  }
+
   constructor(
     private readonly db: PGlite,
     private readonly unlock: () => void = () => undefined,
@@ -135,9 +181,11 @@ class EmbeddedDatabase implements Database {
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (inner) => {
+    const channels = new Set<string>()
+    const value = await this.db.transaction(async (inner) => {
       const tx: Queryable & { inner: PGliteTx } = {
         inner,
+        notifyAfterCommit: (channel) => void channels.add(channel),
         async query<R>(text: string, params?: unknown[]) {
           const result = await inner.query<R>(text, params as unknown[])
           return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
@@ -145,6 +193,8 @@ class EmbeddedDatabase implements Database {
       }
       return fn(tx)
     })
+    for (const channel of channels) this.notifier.notify(channel)
+    return value
   }
 
   async exec(sql: string, tx?: Queryable): Promise<void> {

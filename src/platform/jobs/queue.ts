@@ -40,7 +40,7 @@ export async function enqueue<K extends JobKind>(
     `INSERT INTO jobs (kind, payload, run_at, max_attempts) VALUES ($1, $2, COALESCE($3, now()), $4) RETURNING id`,
     [kind, JSON.stringify(payload), options.runAt ?? null, options.maxAttempts ?? 25],
   )
-  // Delivered when the transaction commits, and only then; future jobs are found by polling.
-  if (!options.runAt || options.runAt.getTime() <= Date.now()) await q.query(`SELECT pg_notify('${JOBS_CHANNEL}', $1)`, [kind])
+  // Wakes the workers once the transaction commits; future jobs are found by polling.
+  if (!options.runAt || options.runAt.getTime() <= Date.now()) q.notifyAfterCommit(JOBS_CHANNEL)
   return result.rows[0].id
 }
