@@ -2,6 +2,7 @@
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { bearerAuth } from '../platform/http/auth.ts'
+import { ErrorBody } from '../platform/http/error-body.ts'
 import {
   Added,
   AddMembersBody,
@@ -23,7 +24,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
 
   app.get('/v1/groups', {
     onRequest,
-    schema: { tags, security, summary: 'List every group of the project', response: { 200: GroupList } },
+    schema: { tags, security, summary: 'List every group of the project', response: { 200: GroupList, 401: ErrorBody, 429: ErrorBody } },
   }, async (request) => ({ groups: await service.listGroups(ctx.db, request.project.id) }))
 
   app.post('/v1/groups', {
@@ -34,7 +35,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       summary: 'Create a group',
       description: 'Subject to the plan’s group cap (403 group_limit_reached). Names are unique per project (409 group_name_taken).',
       body: CreateGroupBody,
-      response: { 201: CreatedId },
+      response: { 201: CreatedId, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
   }, async (request, reply) => {
     const id = await service.createGroup(ctx.db, request.project, request.body)
@@ -50,7 +51,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       description: 'description: null clears it. Sending neither field changes nothing.',
       params: GroupParams,
       body: UpdateGroupBody,
-      response: { 200: Ok },
+      response: { 200: Ok, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
     await service.updateGroup(ctx.db, request.project.id, request.params.id, request.body)
@@ -65,7 +66,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       summary: 'Delete a group',
       description: 'Its memberships go with it; the subscribers stay.',
       params: GroupParams,
-      response: { 200: Ok },
+      response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
     await service.deleteGroup(ctx.db, request.project.id, request.params.id)
@@ -81,7 +82,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       description: 'Idempotent. Ids of other projects and unknown ids are silently dropped. added counts new memberships only.',
       params: GroupParams,
       body: AddMembersBody,
-      response: { 200: Added },
+      response: { 200: Added, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => ({ added: await service.addMembers(ctx.db, request.project.id, request.params.id, request.body) }))
 
@@ -93,7 +94,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       summary: 'Remove one subscriber from a group',
       description: 'The subscriber stays active and in its other groups. 200 also when it was not a member.',
       params: MemberParams,
-      response: { 200: Ok },
+      response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
     await service.removeMember(ctx.db, request.project.id, request.params.id, request.params.sid)

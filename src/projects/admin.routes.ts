@@ -6,6 +6,7 @@ import type { AppContext } from '../platform/context.ts'
 import { AppError } from '../platform/errors.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { adminAuth } from '../platform/http/auth.ts'
+import { ErrorBody } from '../platform/http/error-body.ts'
 import {
   ApiKeyList,
   CreateApiKeyBody,
@@ -45,19 +46,19 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
 
   app.post(
     '/admin/v1/projects',
-    { onRequest, schema: { tags, security, summary: 'Create a project and its first API key', body: CreateProjectBody, response: { 201: CreatedProject } } },
+    { onRequest, schema: { tags, security, summary: 'Create a project and its first API key', body: CreateProjectBody, response: { 201: CreatedProject, 400: ErrorBody, 401: ErrorBody } } },
     async (request, reply) => reply.code(201).send(await createProjectForOperator(db, request.body)),
   )
 
   app.get(
     '/admin/v1/projects',
-    { onRequest, schema: { tags, security, summary: 'List projects, newest first', querystring: ListProjectsQuery, response: { 200: ProjectList } } },
+    { onRequest, schema: { tags, security, summary: 'List projects, newest first', querystring: ListProjectsQuery, response: { 200: ProjectList, 400: ErrorBody, 401: ErrorBody } } },
     async (request) => listProjectsForOperator(db, request.query),
   )
 
   app.get(
     '/admin/v1/projects/:id',
-    { onRequest, schema: { tags, security, summary: 'Get a project with its limits and usage', params: ProjectParams, response: { 200: Project } } },
+    { onRequest, schema: { tags, security, summary: 'Get a project with its limits and usage', params: ProjectParams, response: { 200: Project, 401: ErrorBody, 404: ErrorBody } } },
     async (request) => getProject(db, request.params.id),
   )
 
@@ -73,7 +74,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
         description: 'limits are merged into the stored overrides: a number sets a field, null returns it to the plan value, an absent field keeps its override.',
         params: ProjectParams,
         body: UpdateProjectBody,
-        response: { 200: Project },
+        response: { 200: Project, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => updateProjectSettings(db, config, request.params.id, request.body),
@@ -81,7 +82,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
 
   app.get(
     '/admin/v1/projects/:id/api-keys',
-    { onRequest, schema: { tags, security, summary: "List a project's API keys (never the keys themselves)", params: ProjectParams, response: { 200: ApiKeyList } } },
+    { onRequest, schema: { tags, security, summary: "List a project's API keys (never the keys themselves)", params: ProjectParams, response: { 200: ApiKeyList, 401: ErrorBody, 404: ErrorBody } } },
     async (request) => listProjectApiKeys(db, request.params.id),
   )
 
@@ -93,14 +94,14 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       preValidation: async (request) => {
         if (request.body === undefined || request.body === null) request.body = {}
       },
-      schema: { tags, security, summary: 'Create an API key', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey } },
+      schema: { tags, security, summary: 'Create an API key', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
     },
     async (request, reply) => reply.code(201).send(await createProjectApiKey(db, request.params.id, request.body?.name ?? null)),
   )
 
   app.delete(
     '/admin/v1/projects/:id/api-keys/:key_id',
-    { onRequest, schema: { tags, security, summary: 'Revoke an API key at once', params: ProjectKeyParams, response: { 200: Ok } } },
+    { onRequest, schema: { tags, security, summary: 'Revoke an API key at once', params: ProjectKeyParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody } } },
     async (request) => {
       await revokeProjectApiKey(db, request.params.id, request.params.key_id)
       return { ok: true as const }

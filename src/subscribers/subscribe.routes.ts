@@ -3,7 +3,8 @@
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { projectAuth } from '../platform/http/auth.ts'
-import { CreatedId, Ok, ProjectQuery, SubscribeBody, UnsubscribeBody } from './subscribers.schemas.ts'
+import { ErrorBody } from '../platform/http/error-body.ts'
+import { CreatedId, Ok, ProjectHeaders, ProjectQuery, SubscribeBody, UnsubscribeBody } from './subscribers.schemas.ts'
 import * as service from './subscribe.service.ts'
 
 const tags = ['subscribers']
@@ -23,8 +24,9 @@ export function registerSubscribeRoutes(app: App, ctx: AppContext): void {
         'subscriber active again with the same id. The project comes from ?project= or the X-Service-Project header. ' +
         '403 subscriber_limit_reached (with limit) when a new active subscriber would pass the plan’s cap.',
       querystring: ProjectQuery,
+      headers: ProjectHeaders,
       body: SubscribeBody,
-      response: { 201: CreatedId },
+      response: { 201: CreatedId, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request, reply) => {
     const id = await service.subscribe(ctx.db, ctx.config, request.project, request.body)
@@ -39,8 +41,9 @@ export function registerSubscribeRoutes(app: App, ctx: AppContext): void {
       summary: 'Soft-unsubscribe a browser',
       description: 'Sets the status to unsubscribed; the row and its history stay. 200 also when the endpoint is not on file.',
       querystring: ProjectQuery,
+      headers: ProjectHeaders,
       body: UnsubscribeBody,
-      response: { 200: Ok },
+      response: { 200: Ok, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
     await service.unsubscribe(ctx.db, request.project.id, request.body)

@@ -3,6 +3,7 @@
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { bearerAuth } from '../platform/http/auth.ts'
+import { ErrorBody } from '../platform/http/error-body.ts'
 import {
   Deleted,
   EraseByEndpointBody,
@@ -29,13 +30,13 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       summary: 'List subscribers, newest first',
       description: 'Filters combine. Pass next_cursor back as ?cursor= for the next page; null means the last page.',
       querystring: ListSubscribersQuery,
-      response: { 200: SubscriberList },
+      response: { 200: SubscriberList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => service.listSubscribers(ctx.db, request.project.id, request.query))
 
   app.get('/v1/subscribers/:sid', {
     onRequest,
-    schema: { tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber } },
+    schema: { tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
   }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid))
 
   // Static paths before /:sid: find-my-way prefers them, so "by-endpoint" is never read as an id.
@@ -47,7 +48,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       summary: 'Erase the subscriber with this endpoint',
       description: 'Hard delete of the row, its memberships and its events. deleted is 0 when the endpoint is not on file.',
       body: EraseByEndpointBody,
-      response: { 200: Deleted },
+      response: { 200: Deleted, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => ({ deleted: await store.deleteByEndpoint(ctx.db, request.project.id, request.body.endpoint) }))
 
@@ -59,7 +60,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       summary: 'Erase every subscriber (device) of one user',
       description: 'Hard delete of the rows, their memberships and their events.',
       params: ExternalIdParams,
-      response: { 200: Deleted },
+      response: { 200: Deleted, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => ({ deleted: await store.deleteByExternalId(ctx.db, request.project.id, request.params.external_id) }))
 
@@ -71,7 +72,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       summary: 'Erase one subscriber',
       description: 'Hard delete of the row, its memberships and its events. Counts already on broadcasts stay.',
       params: SubscriberParams,
-      response: { 200: Deleted },
+      response: { 200: Deleted, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => ({ deleted: await service.eraseById(ctx.db, request.project.id, request.params.sid) }))
 }

@@ -26,6 +26,11 @@ export const ProjectQuery = Type.Object({
   project: Type.Optional(Type.String({ description: 'The project id, prj_…; or send the X-Service-Project header.' })),
 })
 
+/** The header form of the project (api.md §5); listed so the OpenAPI document shows it. */
+export const ProjectHeaders = Type.Object({
+  'x-service-project': Type.Optional(Type.String({ description: 'The project id, prj_…, when ?project= is not given.' })),
+})
+
 // Extra fields are allowed: PushSubscription.toJSON() also carries expirationTime.
 export const SubscribeBody = Type.Object({
   endpoint: Type.String({ format: 'uri', maxLength: ENDPOINT_MAX, description: 'The push service URL the browser handed back.' }),
