@@ -26,7 +26,7 @@ export function registerNotificationRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      if (!request.query.project) throw new AppError('missing_project')
+      if (!request.query.project) throw new AppError('missing_project', 'Give the project as the project query parameter.')
       const project = await projectFromQuery(ctx, request)
       if (!project) throw new AppError('project_not_found')
       const broadcast = await findBroadcast(ctx.db, project.id, request.params.broadcast_id)

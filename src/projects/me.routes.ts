@@ -33,7 +33,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
       response: { 200: VapidKeyResponse, 400: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
     },
   }, async (request, reply) => {
-    if (!request.query.project) throw new AppError('missing_project')
+    if (!request.query.project) throw new AppError('missing_project', 'Give the project as the project query parameter.')
     const project = await projectFromQuery(ctx, request)
     if (!project) throw new AppError('project_not_found')
     request.project = project
