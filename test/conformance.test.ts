@@ -813,6 +813,23 @@ describe('api.md 4.9 POST /v1/unsubscribe', () => {
   })
 })
 
+describe('api.md §5 from a browser: the project routes answer CORS', () => {
+  it('a cross-origin preflight for subscribe with X-Service-Project is allowed', async () => {
+    for (const url of ['/v1/subscribe', '/v1/unsubscribe', '/v1/events?project=prj_x']) {
+      const res = await t.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-service-project' },
+      })
+      expect(res.statusCode, url).toBeLessThan(300)
+      expect(res.headers['access-control-allow-origin'], url).toMatch(/^(\*|https:\/\/shop\.example)$/)
+      expect(String(res.headers['access-control-allow-headers']).toLowerCase(), url).toContain('content-type')
+    }
+    const sub = await t.app.inject({ method: 'OPTIONS', url: '/v1/subscribe', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-service-project' } })
+    expect(String(sub.headers['access-control-allow-headers']).toLowerCase()).toContain('x-service-project')
+  })
+})
+
 describe('api.md 4.10 POST /v1/events', () => {
   async function clicks(p: Client, id: string): Promise<{ clicked: number; dismissed: number }> {
     const b = (await bearer(p, 'GET', `/v1/broadcasts/${id}`)).json()
@@ -828,6 +845,13 @@ describe('api.md 4.10 POST /v1/events', () => {
       expect(res.json()).toEqual({ ok: true })
     }
     expect(await clicks(p, id)).toEqual({ clicked: 1, dismissed: 1 })
+  })
+
+  it('a body over the size limit is 202 { ok: true } too, not 413', async () => {
+    const p = await newProject()
+    const res = await t.app.inject({ method: 'POST', url: `/v1/events?project=${p.id}`, payload: { type: 'clicked', broadcast_id: 'bdc_x', pad: 'x'.repeat(100_000) } })
+    expect(res.statusCode).toBe(202)
+    expect(res.json()).toEqual({ ok: true })
   })
 
   it('always 202 { ok: true }; dropped when the project is missing, wrong, header-only, or not the broadcast\'s', async () => {
@@ -996,7 +1020,9 @@ describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
     const res = await t.app.inject({ method: 'GET', url: `/v1/vapid-public-key?project=${created.id}` })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ vapid_public: created.vapid_public })
-    expectError(await t.app.inject({ method: 'GET', url: '/v1/vapid-public-key' }), 400, 'missing_project')
+    const missing = expectError(await t.app.inject({ method: 'GET', url: '/v1/vapid-public-key', headers: { 'x-service-project': created.id } }), 400, 'missing_project')
+    // The query parameter is the only form here; the message must not offer the header.
+    expect(missing.message).not.toMatch(/X-Service-Project/i)
     expectError(await t.app.inject({ method: 'GET', url: '/v1/vapid-public-key?project=prj_nope' }), 404, 'project_not_found')
   })
 })
@@ -1078,7 +1104,7 @@ describe('decisions.md §3: subscribers', () => {
     const a = await newProject()
     const b = await newProject()
     const id = await subscribe(a)
-    expect((await bearer(b, 'DELETE', `/v1/subscribers/${id}`)).statusCode).toBe(404)
+    expectError(await bearer(b, 'DELETE', `/v1/subscribers/${id}`), 404, 'subscriber_not_found')
     const res = await bearer(a, 'DELETE', `/v1/subscribers/${id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ deleted: 1 })
@@ -1217,6 +1243,8 @@ describe('decisions.md §4: the notification the browser gets', () => {
     const other = await newProject()
     const id = (await send(p)).json().broadcast_id
     expect((await t.app.inject({ method: 'GET', url: `/v1/notifications/${id}?project=${other.id}` })).statusCode).toBe(404)
+    const missing = expectError(await t.app.inject({ method: 'GET', url: `/v1/notifications/${id}`, headers: { 'x-service-project': p.id } }), 400, 'missing_project')
+    expect(missing.message).not.toMatch(/X-Service-Project/i)
   })
 })
 
