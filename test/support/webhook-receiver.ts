@@ -35,6 +35,8 @@ export interface WebhookReceiver {
   count: number
   /** Most requests to `path` ever open at the same moment. */
   maxInFlight(path: string): number
+  /** Requests to `path` answered so far. */
+  answered(path: string): number
   reset(): void
   /** Resolves once `path` has received `n` requests, or rejects after timeoutMs. */
   waitFor(path: string, n: number, timeoutMs?: number): Promise<ReceivedWebhook[]>
@@ -47,6 +49,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const sockets = new Set<Socket>()
   const open = new Map<string, number>()
   const peak = new Map<string, number>()
+  const answers = new Map<string, number>()
 
   const receiver: WebhookReceiver = {
     url: '',
@@ -56,6 +59,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     count: 0,
     on: (path) => receiver.received.filter((r) => r.path === path),
     maxInFlight: (path) => peak.get(path) ?? 0,
+    answered: (path) => answers.get(path) ?? 0,
     fail(path, answer, times = Infinity) {
       failures.set(path, { answer, left: times })
     },
@@ -68,6 +72,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       failures.clear()
       delays.clear()
       peak.clear()
+      answers.clear()
     },
     async waitFor(path, n, timeoutMs = 15_000) {
       const start = Date.now()
@@ -107,6 +112,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     const wait = delays.get(path)
     if (wait) await new Promise((resolve) => setTimeout(resolve, wait))
     open.set(path, (open.get(path) ?? 1) - 1)
+    answers.set(path, (answers.get(path) ?? 0) + 1)
     const failure = failures.get(path)
     if (failure && failure.left > 0) {
       failure.left--
