@@ -72,6 +72,8 @@ export class WebhookDispatcher {
   private running = 0
   /** Requests in flight per webhook id. */
   private readonly inFlight = new Map<string, number>()
+  /** Endpoints that answered 429, by webhook id: nothing is sent to them before this epoch ms (this process only). */
+  private readonly pausedUntil = new Map<string, number>()
   private readonly active = new Set<Promise<void>>()
   /** Successful deliveries not yet deleted: recorded together, one statement per batch. */
   private done: number[] = []
@@ -127,6 +129,11 @@ export class WebhookDispatcher {
       const free = this.options.concurrency - this.running
       if (free > 0) {
         const room = new Map([...this.inFlight].map(([id, n]) => [id, this.options.perEndpoint - n]))
+        const now = Date.now()
+        for (const [id, until] of this.pausedUntil) {
+          if (until <= now) this.pausedUntil.delete(id)
+          else room.set(id, 0)
+        }
         claimed = await claimDueDeliveries(this.options.db, {
           limit: free,
           perEndpoint: this.options.perEndpoint,
@@ -205,6 +212,10 @@ export class WebhookDispatcher {
     const retryAfterMs = verdict.kind === 'retry' ? verdict.retryAfterMs : null
     const delayMs =
       retryAfterMs !== null ? Math.min(retryAfterMs, MAX_RETRY_AFTER_MS) : retryDelayMs(delivery.attempts, this.options.retryBaseMs)
+    if (result.status === 429) {
+      // The endpoint asked to slow down: its other deliveries wait too.
+      this.pausedUntil.set(delivery.webhook_id, Math.max(this.pausedUntil.get(delivery.webhook_id) ?? 0, Date.now() + delayMs))
+    }
     const disabled = await db.transaction(async (tx) => {
       const failingMs = await markEndpointFailing(tx, delivery.webhook_id)
       if (failingMs >= this.options.disableAfterMs) {

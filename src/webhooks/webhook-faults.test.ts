@@ -6,6 +6,7 @@ import { createTestApp, type TestApp, type TestProject } from '../../test/suppor
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
 import { send, sleep, subscribeBrowser, waitForBroadcast } from '../../test/support/delivery.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts'
+import { newId } from '../platform/ids.ts'
 import { MAX_REJECTED_ATTEMPTS } from './retry-schedule.ts'
 
 let t: TestApp
@@ -129,6 +130,17 @@ describe('endpoint answers', () => {
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id'])
   })
 
+  it('429 pauses the whole endpoint: a later event waits for the Retry-After too', async () => {
+    const hook = await register()
+    receiver.fail(hook.path, { status: 429, retryAfter: '1' }, 1)
+    await click()
+    const [first] = await receiver.waitFor(hook.path, 1)
+    await sleep(100)
+    await click()
+    const got = await receiver.waitFor(hook.path, 3)
+    for (const later of got.slice(1)) expect(later.at - first.at).toBeGreaterThanOrEqual(900)
+  })
+
   it("sends nothing more for a deleted webhook: its pending deliveries go with it", async () => {
     const hook = await register()
     receiver.fail(hook.path, { status: 503 })
@@ -161,6 +173,27 @@ describe('endpoint answers', () => {
       (r) => r.rows[0].failing_since === null,
     )
     expect(row.rows[0].failing_since).toBeNull()
+  })
+})
+
+describe('crash safety', () => {
+  it('sends again a delivery whose worker died holding it, once the lease has passed', async () => {
+    const hook = await register()
+    const eventId = newId('evt')
+    // What a worker leaves behind when killed mid-request: claimed (attempt 1), leased for 400 ms more.
+    await t.database.db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO events (id, project_id, broadcast_id, type) VALUES ($1, $2, $3, 'clicked')`, [eventId, project.id, broadcastId])
+      await tx.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, attempts, locked_by, next_attempt_at)
+         VALUES ($1, $2, 1, 'dead-worker', now() + interval '400 milliseconds')`,
+        [hook.id, eventId],
+      )
+    })
+    const leased = Date.now()
+    const [got] = await receiver.waitFor(hook.path, 1)
+    expect(got.at - leased).toBeGreaterThanOrEqual(300)
+    expect(got.headers['webhook-id']).toBe(eventId)
+    expect(await until(() => deliveries(hook.id), (rows) => rows.length === 0)).toEqual([])
   })
 })
 
