@@ -3,9 +3,9 @@
 // HTTPS origins that offer it. Every connection checks the address it actually
 // reaches (a DNS answer that turns private is refused), and a push service
 // that answered 429 is left alone until its Retry-After has passed.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { Pool } from 'undici'
-import { isPublicAddress } from '../platform/outbound/url-policy.ts'
+import { parseRetryAfterMs } from '../platform/outbound/http-client.ts'
+import { NOT_PUBLIC_CODE, publicOnlyConnector } from '../platform/outbound/public-connect.ts'
 
 export type PushOutcome =
   | { kind: 'delivered'; status: number }
@@ -43,13 +43,9 @@ interface Origin {
   pausedUntil: number
 }
 
-/** Retry-After as seconds or an HTTP date, in ms from now; null when absent or unreadable. */
+/** Retry-After (seconds or an HTTP date) in ms from now; null when absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
-  const raw = Array.isArray(value) ? value[0] : value
-  if (!raw) return null
-  if (/^\d+$/.test(raw.trim())) return Number(raw.trim()) * 1000
-  const date = Date.parse(raw)
-  return Number.isNaN(date) ? null : Math.max(0, date - now)
+  return parseRetryAfterMs((Array.isArray(value) ? value[0] : value) ?? null, now)
 }
 
 export function classify(status: number, retryAfterMs: number | null): PushOutcome {
@@ -57,24 +53,6 @@ export function classify(status: number, retryAfterMs: number | null): PushOutco
   if (status === 404 || status === 410) return { kind: 'gone', status }
   if (status === 429 || status === 408 || status >= 500) return { kind: 'retry', status, retryAfterMs }
   return { kind: 'rejected', status }
-}
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
-
-/** A dns.lookup that refuses private, loopback and reserved answers. */
-function publicOnlyLookup(hostname: string, options: object, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, [])
-    const list = addresses as LookupAddress[]
-    const refused = list.find((entry) => !isPublicAddress(entry.address))
-    if (refused) {
-      const error: NodeJS.ErrnoException = new Error(`${hostname} resolves to non-public address ${refused.address}`)
-      error.code = 'EADDRNOTPUBLIC'
-      return callback(error, [])
-    }
-    if ((options as { all?: boolean }).all) return callback(null, list)
-    callback(null, list[0].address, list[0].family)
-  })
 }
 
 export class PushClient {
@@ -106,11 +84,10 @@ export class PushClient {
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
         allowH2: https && this.http2,
-        connect: {
-          timeout: this.timeoutMs,
-          ...(this.ca ? { ca: this.ca } : {}),
-          ...(this.allowPrivate ? {} : { lookup: publicOnlyLookup }),
-        },
+        // Unless allowed, sockets open only to public addresses, judged when connecting (DNS can change).
+        connect: this.allowPrivate
+          ? { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) }
+          : publicOnlyConnector({ timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}), allowH2: https && this.http2 }),
       })
       origin = { pool, pausedUntil: 0 }
       this.origins.set(url.origin, origin)
@@ -147,9 +124,9 @@ export class PushClient {
       return outcome
     } catch (err) {
       const error = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }
-      const code = error.code === 'EADDRNOTPUBLIC' || error.cause?.code === 'EADDRNOTPUBLIC' ? 'EADDRNOTPUBLIC' : error.code
+      const code = error.code === NOT_PUBLIC_CODE || error.cause?.code === NOT_PUBLIC_CODE ? NOT_PUBLIC_CODE : error.code
       // An endpoint whose host resolves to a private address is refused for good, never sent to.
-      if (code === 'EADDRNOTPUBLIC') return { kind: 'rejected', status: 0 }
+      if (code === NOT_PUBLIC_CODE) return { kind: 'rejected', status: 0 }
       return { kind: 'retry', status: null, retryAfterMs: null, error: code ?? error.message }
     }
   }

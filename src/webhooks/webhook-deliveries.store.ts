@@ -27,11 +27,13 @@ export async function enqueueDeliveriesForEvents(q: Queryable, projectId: string
          JOIN unnest($2::text[], $3::text[]) AS e(id, type) ON e.type = ANY (w.events)
         WHERE w.project_id = $1 AND w.status = 'active'
        RETURNING 1)
-     SELECT count(*)::int AS n, CASE WHEN count(*) > 0 THEN pg_notify('${WEBHOOKS_CHANNEL}', '') END AS notified
-       FROM inserted`,
+     SELECT count(*)::int AS n FROM inserted`,
     [projectId, events.map((e) => e.id), events.map((e) => e.type)],
   )
-  return result.rows[0]?.n ?? 0
+  const written = result.rows[0]?.n ?? 0
+  // Wakes the dispatchers once the event's transaction commits.
+  if (written > 0) q.notifyAfterCommit(WEBHOOKS_CHANNEL)
+  return written
 }
 
 /** A claimed delivery with what sending it needs: the endpoint and the event. */
