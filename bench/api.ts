@@ -80,6 +80,23 @@ export async function benchApi(storage: Storage, serverUrl: string | undefined):
       body: JSON.stringify({ target: { type: 'user', external_id: 'someone' }, notification: { title: 'Hello', body: 'Bench' } }),
     })
     report('POST /v1/send (user target)', send)
+
+    // The click beacon as browsers send it (text/plain, navigator.sendBeacon), for a real broadcast.
+    const made = await fetch(`${herald.url}/v1/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.api_key}` },
+      body: JSON.stringify({ target: { type: 'all' }, notification: { title: 'Hello', body: 'Bench' } }),
+    })
+    const { broadcast_id } = (await made.json()) as { broadcast_id: string }
+    const events = await autocannon({
+      url: `${herald.url}/v1/events?project=${project.id}`,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ type: 'clicked', broadcast_id }),
+    })
+    report('POST /v1/events (click beacon)', events)
   } finally {
     await herald.stop()
     await cleanup()

@@ -1,17 +1,20 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
 // same subscriptions pushed with `web-push` (keep-alive, 50 in flight) for the
-// ratio. API: POST /v1/subscribe and POST /v1/send requests per second.
+// ratio. API: POST /v1/subscribe, POST /v1/send and the POST /v1/events
+// beacon, requests per second. Webhooks: deliveries per second (bench/webhooks.ts).
 // Storage defaults to both modes when DATABASE_URL is set.
+import { spawn } from 'node:child_process'
+import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
 import { benchFanout, type FanoutResult, type Storage } from './fanout.ts'
-import { BenchPushService, fmt, makeCert } from './support.ts'
+import { BenchPushService, fmt, makeCert, ROOT } from './support.ts'
 import { benchWebPush, type BaselineResult } from './webpush-baseline.ts'
 
 const { values } = parseArgs({
@@ -38,7 +41,7 @@ const storages: Storage[] =
 
 console.log(`Herald benchmark: ${storages.join(' + ')} storage, node ${process.version}, ${process.platform}`)
 
-if (values.only !== 'api') {
+if (values.only === undefined || values.only === 'fanout') {
   const cert = await makeCert()
   const push = await BenchPushService.start(delayMs, 0.01, cert)
   console.log(`\nFan-out: ${fmt(n)} subscribers, push service HTTPS on ${push.url}, answers after ${delayMs} ms, verifies 1%`)
@@ -72,6 +75,15 @@ if (values.only !== 'api') {
   await push.close()
 }
 
-if (values.only !== 'fanout') {
+if (values.only !== 'fanout' && values.only !== 'webhooks') {
   for (const storage of storages) await benchApi(storage, serverUrl)
+}
+
+if (values.only === undefined || values.only === 'webhooks') {
+  // Webhook delivery throughput: bench/webhooks.ts, run as it is on its own, per storage mode.
+  for (const storage of storages) {
+    console.log(`\nWebhooks (${storage} storage):`)
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/webhooks.ts'), '--storage', storage], { stdio: 'inherit' })
+    await new Promise((resolve) => child.once('exit', resolve))
+  }
 }
