@@ -1380,7 +1380,13 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined()
   })
 
-  it.todo('webhook routes document their error statuses (400, 401, 404, 429) in the OpenAPI document')
+  it.each([
+    ['post', '/v1/webhooks', ['201', '400', '401', '403', '429']],
+    ['get', '/v1/webhooks', ['200', '400', '401', '429']],
+    ['delete', '/v1/webhooks/{id}', ['200', '401', '404', '429']],
+  ] as const)('%s %s documents its error statuses %j', (method, path, statuses) => {
+    expect(Object.keys(doc.paths[path]?.[method]?.responses ?? {})).toEqual(expect.arrayContaining([...statuses]))
+  })
 
   it('subscribe and unsubscribe document the X-Service-Project header beside ?project=', () => {
     for (const path of ['/v1/subscribe', '/v1/unsubscribe']) {
