@@ -1,8 +1,10 @@
 // Who a broadcast reaches: its target as one SQL condition over subscribers
 // `s`, used to count the audience and to page through it in id order.
 import type { Queryable } from '../platform/db/database.ts'
+import type { Target } from '../broadcasts/broadcasts.schemas.ts'
 
-export type AudienceTarget = { type: 'all' } | { type: 'user'; external_id: string } | { type: 'group'; group_id: string }
+/** A broadcast's target, as the send schema defines it (one type, not a copy). */
+export type AudienceTarget = Target
 
 /** The WHERE condition and its parameters, numbered from $1. */
 export function audienceCondition(projectId: string, target: AudienceTarget): { sql: string; params: unknown[] } {

@@ -3,25 +3,13 @@
 import type { Queryable } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
 import { enqueueDeliveriesForEvents } from '../webhooks/webhook-deliveries.store.ts'
-import type { AudienceTarget } from './audience.store.ts'
+import type { BroadcastRow } from '../broadcasts/broadcasts.store.ts'
 
-export interface SendingBroadcast {
-  id: string
-  project_id: string
-  status: string
-  target: AudienceTarget
-  title: string
-  body: string
-  icon: string | null
-  image: string | null
-  url: string
-  ttl: number
-  urgency: string
-  topic: string | null
-  reserved: number
-  audience: number
-  started_at: Date | null
-}
+/** The broadcast columns fan-out reads: a slice of the broadcasts row type, not a copy of it. */
+export type SendingBroadcast = Pick<
+  BroadcastRow,
+  'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'ttl' | 'urgency' | 'topic' | 'reserved' | 'audience' | 'started_at'
+>
 
 const COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, ttl, urgency, topic, reserved, audience, started_at'
 
