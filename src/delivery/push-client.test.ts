@@ -1,5 +1,7 @@
 // The push client against a real push service on localhost: HTTP/2 when the
 // push service speaks it, connections reused, addresses checked at connect.
+import https from 'node:https'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import selfsigned from 'selfsigned'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
@@ -10,6 +12,7 @@ import { VapidTokenCache } from './vapid.ts'
 
 let tlsPush: PushService
 let cert: string
+let key: string
 const vapid = generateVapidKeys()
 const tokens = new VapidTokenCache()
 
@@ -20,11 +23,21 @@ beforeAll(async () => {
     extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
   })
   cert = pems.cert
+  key = pems.private
   tlsPush = await startPushService({ tls: { key: pems.private, cert: pems.cert } })
 })
 afterAll(async () => {
   await tlsPush.close()
 })
+
+function pushRequest(endpoint: string) {
+  const url = new URL(endpoint)
+  return {
+    endpoint: url,
+    body: Buffer.from('not read'),
+    headers: { TTL: '60', Authorization: tokens.get('prj_test', vapid, url, 'mailto:ops@example.com') },
+  }
+}
 
 async function pushVia(client: PushClient, push: PushService): Promise<string> {
   const sub = push.createSubscription()
@@ -53,6 +66,59 @@ describe('PushClient', () => {
   it('speaks HTTP/1.1 when HTTP/2 is turned off', async () => {
     const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: false })
     expect(await pushVia(client, tlsPush)).toBe('1.1')
+    await client.close()
+  })
+
+  it('falls back to HTTP/1.1 on an HTTPS push service that does not offer h2', async () => {
+    const versions: string[] = []
+    const server = https.createServer({ key, cert }, (req, res) => {
+      versions.push(req.httpVersion)
+      req.resume()
+      req.on('end', () => res.writeHead(201).end())
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true })
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/push/x`
+    const outcomes = await Promise.all([1, 2, 3].map(() => client.send(pushRequest(url))))
+    expect(outcomes).toEqual([1, 2, 3].map(() => ({ kind: 'delivered', status: 201 })))
+    expect(versions).toEqual(['1.1', '1.1', '1.1'])
+    await client.close()
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+
+  it('carries many pushes at once over a few h2 sessions, each answered with its own status', async () => {
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true, http2Sessions: 2 })
+    const subs = Array.from({ length: 300 }, () => tlsPush.createSubscription())
+    const gone = subs.slice(0, 30)
+    for (const sub of gone) tlsPush.fail(sub.endpoint, { status: 410 })
+    const outcomes = await Promise.all(subs.map((sub) => client.send({
+      endpoint: new URL(sub.endpoint),
+      body: encryptPayload(Buffer.from('{"v":1}'), sub.keys),
+      headers: {
+        TTL: '60',
+        'Content-Encoding': 'aes128gcm',
+        'Content-Type': 'application/octet-stream',
+        Authorization: tokens.get('prj_test', vapid, new URL(sub.endpoint), 'mailto:ops@example.com'),
+      },
+    })))
+    expect(outcomes.slice(0, 30).every((outcome) => outcome.kind === 'gone')).toBe(true)
+    expect(outcomes.slice(30).every((outcome) => outcome.kind === 'delivered')).toBe(true)
+    for (const sub of subs.slice(30)) expect(tlsPush.receivedFor(sub.endpoint).map((push) => push.httpVersion)).toEqual(['2.0'])
+    await client.close()
+  })
+
+  it('over h2: 429 pauses the origin, and a hanging push times out as retry', async () => {
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true, timeoutMs: 500 })
+    const hanging = tlsPush.createSubscription()
+    tlsPush.fail(hanging.endpoint, { hang: true })
+    const hung = await client.send(pushRequest(hanging.endpoint))
+    expect(hung).toMatchObject({ kind: 'retry', status: null })
+    const limited = tlsPush.createSubscription()
+    tlsPush.fail(limited.endpoint, { status: 429, retryAfter: 30 })
+    expect(await client.send(pushRequest(limited.endpoint))).toEqual({ kind: 'retry', status: 429, retryAfterMs: 30_000 })
+    const other = tlsPush.createSubscription()
+    expect(client.pausedFor(new URL(other.endpoint))).toBeGreaterThan(29_000)
     await client.close()
   })
 

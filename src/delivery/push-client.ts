@@ -4,6 +4,7 @@
 // reaches (a DNS answer that turns private is refused), and a push service
 // that answered 429 is left alone until its Retry-After has passed.
 import { Pool } from 'undici'
+import { Http2Origin, NoHttp2Error } from './http2-origin.ts'
 import { parseRetryAfterMs } from '../platform/outbound/http-client.ts'
 import { NOT_PUBLIC_CODE, publicOnlyConnector } from '../platform/outbound/public-connect.ts'
 
@@ -31,14 +32,19 @@ export interface PushClientOptions {
   allowPrivateAddresses?: boolean
   /** Wait used when a 429 carries no usable Retry-After. Default 60 s. */
   defaultRetryAfterMs?: number
-  /** Offer HTTP/2 (ALPN) to HTTPS push services. Default true. */
+  /** Offer HTTP/2 (ALPN) to HTTPS push services, through node:http2 sessions. Default true. */
   http2?: boolean
+  /** HTTP/2 sessions (TLS connections) per origin, streams spread over them. Default 4. */
+  http2Sessions?: number
   /** Extra CA certificate (PEM) to trust, for push services with a private certificate (tests). */
   ca?: string
 }
 
 interface Origin {
+  /** HTTP/1.1 keep-alive connections: for http: origins and HTTPS ones without h2. */
   pool: Pool
+  /** Set while the origin may speak h2; dropped once it answers ALPN without it. */
+  h2: Http2Origin | null
   /** Epoch ms before which nothing is sent to this origin (after a 429). */
   pausedUntil: number
 }
@@ -62,6 +68,7 @@ export class PushClient {
   private readonly allowPrivate: boolean
   private readonly defaultRetryAfterMs: number
   private readonly http2: boolean
+  private readonly http2Sessions: number
   private readonly ca: string | undefined
 
   constructor(options: PushClientOptions = {}) {
@@ -70,6 +77,7 @@ export class PushClient {
     this.allowPrivate = options.allowPrivateAddresses ?? false
     this.defaultRetryAfterMs = options.defaultRetryAfterMs ?? 60_000
     this.http2 = options.http2 ?? true
+    this.http2Sessions = options.http2Sessions ?? 4
     this.ca = options.ca
   }
 
@@ -83,13 +91,15 @@ export class PushClient {
         keepAliveTimeout: 60_000,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        allowH2: https && this.http2,
         // Unless allowed, sockets open only to public addresses, judged when connecting (DNS can change).
         connect: this.allowPrivate
           ? { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) }
-          : publicOnlyConnector({ timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}), allowH2: https && this.http2 }),
+          : publicOnlyConnector({ timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) }),
       })
-      origin = { pool, pausedUntil: 0 }
+      const h2 = https && this.http2
+        ? new Http2Origin(url, { timeoutMs: this.timeoutMs, allowPrivateAddresses: this.allowPrivate, sessions: this.http2Sessions, ca: this.ca })
+        : null
+      origin = { pool, h2, pausedUntil: 0 }
       this.origins.set(url.origin, origin)
     }
     return origin
@@ -106,17 +116,10 @@ export class PushClient {
     const paused = origin.pausedUntil - Date.now()
     if (paused > 0) return { kind: 'retry', status: 429, retryAfterMs: paused }
     try {
-      const response = await origin.pool.request({
-        method: 'POST',
-        path: request.endpoint.pathname + request.endpoint.search,
-        headers: request.headers,
-        body: request.body,
-      })
-      // The answer's body is not needed, but must be read so the connection can be reused.
-      await response.body.dump()
+      const response = await this.post(origin, request)
       const retryAfterMs = parseRetryAfter(response.headers['retry-after'])
-      const outcome = classify(response.statusCode, retryAfterMs)
-      if (response.statusCode === 429) {
+      const outcome = classify(response.status, retryAfterMs)
+      if (response.status === 429) {
         const wait = retryAfterMs ?? this.defaultRetryAfterMs
         origin.pausedUntil = Math.max(origin.pausedUntil, Date.now() + wait)
         return { kind: 'retry', status: 429, retryAfterMs: wait }
@@ -131,8 +134,30 @@ export class PushClient {
     }
   }
 
+  /** One POST over h2 when the origin speaks it, else over the HTTP/1.1 pool. */
+  private async post(origin: Origin, request: PushRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+    const path = request.endpoint.pathname + request.endpoint.search
+    if (origin.h2) {
+      try {
+        return await origin.h2.request(path, request.headers, request.body)
+      } catch (err) {
+        if (!(err instanceof NoHttp2Error)) throw err
+        const h2 = origin.h2
+        origin.h2 = null
+        void h2?.close()
+      }
+    }
+    const response = await origin.pool.request({ method: 'POST', path, headers: request.headers, body: request.body })
+    // The answer's body is not needed, but must be read so the connection can be reused.
+    await response.body.dump()
+    return { status: response.statusCode, headers: response.headers }
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.origins.values()].map((origin) => origin.pool.close().catch(() => undefined)))
+    await Promise.all([...this.origins.values()].map((origin) => Promise.all([
+      origin.pool.close().catch(() => undefined),
+      origin.h2?.close(),
+    ])))
     this.origins.clear()
   }
 }
