@@ -36,7 +36,7 @@ export async function benchApi(storage: Storage, serverUrl: string | undefined):
     env = { HERALD_DATA_DIR: dir }
     cleanup = async () => fs.rmSync(dir, { recursive: true, force: true })
   }
-  const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN }, 39_100)
+  const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN }, 0)
   try {
     const created = await fetch(`${herald.url}/admin/v1/projects`, {
       method: 'POST',

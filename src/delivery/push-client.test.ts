@@ -56,6 +56,8 @@ async function pushVia(client: PushClient, push: PushService): Promise<string> {
   return push.receivedFor(sub.endpoint)[0].httpVersion
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 describe('PushClient', () => {
   it('speaks HTTP/2 to an HTTPS push service that offers it', async () => {
     const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true })
@@ -132,6 +134,35 @@ describe('PushClient', () => {
     expect(outcome.kind).toBe('rejected')
     expect(tlsPush.requests).toBe(before)
     await client.close()
+  })
+
+  it('keeps at most its connection count in flight per origin, and a hanging origin does not hold back another', async () => {
+    const hanging = await startPushService()
+    const fine = await startPushService()
+    const client = new PushClient({ allowPrivateAddresses: true, connectionsPerOrigin: 2, timeoutMs: 1500 })
+    const request = (push: PushService, hang: boolean) => {
+      const sub = push.createSubscription()
+      if (hang) push.fail(sub.endpoint, { hang: true })
+      const endpoint = new URL(sub.endpoint)
+      return client.send({
+        endpoint,
+        body: encryptPayload(Buffer.from('{"v":1}'), sub.keys),
+        headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') },
+      })
+    }
+    const stuck = Array.from({ length: 5 }, () => request(hanging, true))
+    await sleep(200)
+    // Two sent, three waiting in Herald (not queued on the push service's sockets).
+    expect(hanging.requests).toBe(2)
+    const other = await Promise.all(Array.from({ length: 4 }, () => request(fine, false)))
+    expect(other.map((o) => o.kind)).toEqual(['delivered', 'delivered', 'delivered', 'delivered'])
+    expect(hanging.requests).toBe(2)
+    // Each waiting send goes out when a slot frees (here: the hanging ones time out).
+    const outcomes = await Promise.all(stuck)
+    expect(outcomes.every((o) => o.kind === 'retry')).toBe(true)
+    expect(hanging.requests).toBe(5)
+    await client.close()
+    await Promise.all([hanging.close(), fine.close()])
   })
 
   it('classifies answers and reads Retry-After', () => {

@@ -3,6 +3,10 @@
 // HTTPS origins that offer it. Every connection checks the address it actually
 // reaches (a DNS answer that turns private is refused), and a push service
 // that answered 429 is left alone until its Retry-After has passed.
+// Pushes in flight are capped per origin at its connection count: the rest
+// wait here, as a closure each, rather than as undici requests queued in the
+// pool (several KB each; thousands of them were most of a fan-out's heap). The
+// cap is per origin so that a push service that hangs holds only its own slots.
 import { Pool } from 'undici'
 import { Http2Origin, NoHttp2Error } from './http2-origin.ts'
 import { parseRetryAfterMs } from '../platform/outbound/http-client.ts'
@@ -47,6 +51,10 @@ interface Origin {
   h2: Http2Origin | null
   /** Epoch ms before which nothing is sent to this origin (after a 429). */
   pausedUntil: number
+  /** Requests sent and not yet answered (at most the connection count). */
+  inFlight: number
+  /** Sends waiting for one of those to finish, first come first served. */
+  waiting: Array<() => void>
 }
 
 /** Retry-After (seconds or an HTTP date) in ms from now; null when absent or unreadable. */
@@ -99,7 +107,7 @@ export class PushClient {
       const h2 = https && this.http2
         ? new Http2Origin(url, { timeoutMs: this.timeoutMs, allowPrivateAddresses: this.allowPrivate, sessions: this.http2Sessions, ca: this.ca })
         : null
-      origin = { pool, h2, pausedUntil: 0 }
+      origin = { pool, h2, pausedUntil: 0, inFlight: 0, waiting: [] }
       this.origins.set(url.origin, origin)
     }
     return origin
@@ -113,6 +121,19 @@ export class PushClient {
 
   async send(request: PushRequest): Promise<PushOutcome> {
     const origin = this.origin(request.endpoint)
+    if (origin.inFlight >= this.connections) await new Promise<void>((resolve) => origin.waiting.push(resolve))
+    else origin.inFlight++
+    try {
+      return await this.sendNow(origin, request)
+    } finally {
+      // The slot passes straight to the next waiter (inFlight stays the same), or is freed.
+      const next = origin.waiting.shift()
+      if (next) next()
+      else origin.inFlight--
+    }
+  }
+
+  private async sendNow(origin: Origin, request: PushRequest): Promise<PushOutcome> {
     const paused = origin.pausedUntil - Date.now()
     if (paused > 0) return { kind: 'retry', status: 429, retryAfterMs: paused }
     try {
