@@ -39,8 +39,14 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>()
     // navigator.sendBeacon with a string sends text/plain (a CORS-safelisted
     // type, so no preflight): the same JSON, under another content type.
-    scope.removeContentTypeParser('text/plain')
-    scope.addContentTypeParser('text/plain', { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
+    // A body that is not JSON becomes null, which fails the schema and gets
+    // the usual 202: a parser error would make Fastify close the connection,
+    // so each garbage beacon would cost a new connection as well.
+    const json = scope.getDefaultJsonParser('error', 'error')
+    scope.removeContentTypeParser(['application/json', 'text/plain'])
+    scope.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, (request, body, done) =>
+      json(request, body as string, (err, value) => done(null, err ? null : value)),
+    )
 
     scope.post('/v1/events', {
       bodyLimit: EVENTS_BODY_LIMIT,
