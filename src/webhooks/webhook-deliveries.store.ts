@@ -137,6 +137,20 @@ export async function completeDeliveries(q: Queryable, ids: number[], workerId: 
   )
 }
 
+/**
+ * Hands claimed deliveries back without an attempt (held too long in memory,
+ * their endpoint asked to wait, or the dispatcher is stopping): due again
+ * after delayMs, and the claim's attempt is not counted.
+ */
+export async function releaseDeliveries(q: Queryable, ids: number[], workerId: string, delayMs: number): Promise<void> {
+  await q.query(
+    `UPDATE webhook_deliveries
+        SET attempts = attempts - 1, locked_by = NULL, next_attempt_at = now() + $3 * interval '1 millisecond'
+      WHERE id = ANY ($1::bigint[]) AND locked_by = $2`,
+    [ids, workerId, delayMs],
+  )
+}
+
 export interface AttemptFailure {
   status: number | null
   error: string | null
