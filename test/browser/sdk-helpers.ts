@@ -60,7 +60,8 @@ export function installFakePushManager(subscriptions: TestSubscription[]): void 
 }
 
 export async function fakePushLog(target: Page | Worker): Promise<FakePushLog> {
-  return target.evaluate(() => (globalThis as unknown as { __fakePush: FakePushLog }).__fakePush)
+  const read = () => (globalThis as unknown as { __fakePush: FakePushLog }).__fakePush
+  return 'goto' in target ? target.evaluate(read) : target.evaluate(read)
 }
 
 /** Polls `read` until `accept` holds (counts written by batched or background work), or fails with the last value. */
