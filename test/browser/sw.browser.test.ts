@@ -8,11 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, CDPSession, Page, Worker } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
 import type { TestProject } from '../support/app.ts'
-import { eventually } from './sdk-helpers.ts'
+import { startPushService, type PushService } from '../support/push-service.ts'
+import { eventually, fakePushLog, installFakePushManager } from './sdk-helpers.ts'
 
 // Service worker globals, which the DOM library TypeScript checks this file with does not declare.
 declare const Clients: { prototype: { openWindow(url: string): Promise<unknown> } }
 declare const WindowClient: { prototype: { url: string; focus(): Promise<unknown> } }
+declare const ExtendableEvent: new (type: string) => Event
 declare const NotificationEvent: new (type: string, init: { notification: Notification }) => Event
 type ServiceWorkerGlobalScope = typeof globalThis & { registration: ServiceWorkerRegistration }
 
@@ -33,6 +35,7 @@ describe.skipIf(!browserAvailable)('Herald service worker', () => {
   let page: Page
   let cdp: CDPSession
   let project: TestProject
+  let push: PushService
   const registrations = new Map<string, string>() // scope URL → registration id
 
   const api = async (method: string, path: string, payload?: unknown) => {
@@ -49,6 +52,7 @@ describe.skipIf(!browserAvailable)('Herald service worker', () => {
   beforeAll(async () => {
     herald = await startHerald()
     project = await herald.t.project({ plan: 'hobby' })
+    push = await startPushService()
     site = await startSite({
       '/index.html': '<!doctype html><title>Shop</title><h1>Shop</h1>',
       '/sale': '<!doctype html><title>Sale</title><h1>Sale</h1>',
@@ -84,6 +88,7 @@ self.addEventListener('push', (event) => {
   afterAll(async () => {
     await browser?.close()
     await site?.close()
+    await push?.close()
     await herald?.close()
   })
 
@@ -260,5 +265,54 @@ self.addEventListener('push', (event) => {
     } finally {
       await own.close()
     }
+  })
+
+  it('on pushsubscriptionchange: subscribes again with the same key, tells Herald the new endpoint and drops the old one', async () => {
+    const [first, second, third] = [0, 1, 2].map(() => push.createSubscription({ applicationServerKey: project.vapidPublic }))
+    const group = await api('POST', '/v1/groups', { name: 'renewed' })
+    await page.addScriptTag({ url: `${herald.url}/sdk/herald.js` })
+    await page.evaluate(installFakePushManager, [first])
+    const firstId = await page.evaluate(({ projectId, groupId }) => {
+      window.Herald.init({ project: projectId })
+      return window.Herald.subscribe({ externalId: 'user_9', groupIds: [groupId] })
+    }, { projectId: project.id, groupId: group.body.id })
+
+    const worker = await serviceWorker()
+    await worker.evaluate(installFakePushManager, [second, third])
+    // The browser's event, dispatched to the real handler: Firefox passes the old
+    // subscription, Chromium may pass neither (then the stored record is used).
+    const change = (old: { endpoint: string; key: string } | null) => worker.evaluate((old) => {
+      const event = new ExtendableEvent('pushsubscriptionchange')
+      const oldSubscription = old && {
+        endpoint: old.endpoint,
+        options: { applicationServerKey: Uint8Array.from(atob(old.key.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)).buffer },
+      }
+      Object.defineProperty(event, 'oldSubscription', { value: oldSubscription })
+      Object.defineProperty(event, 'newSubscription', { value: null })
+      self.dispatchEvent(event)
+    }, old)
+    const devices = async () => {
+      const list = (await api('GET', '/v1/subscribers?external_id=user_9')).body.subscribers as { id: string; endpoint: string; status: string; group_ids: string[] }[]
+      return Object.fromEntries(list.map((s) => [s.endpoint, { status: s.status, group_ids: s.group_ids }]))
+    }
+    const active = { status: 'active', group_ids: [group.body.id] }
+    const gone = { status: 'unsubscribed', group_ids: [group.body.id] }
+
+    await change({ endpoint: first.endpoint, key: project.vapidPublic })
+    expect(await eventually(devices, (d) => d[first.endpoint]?.status === 'unsubscribed' && d[second.endpoint] !== undefined))
+      .toEqual({ [first.endpoint]: gone, [second.endpoint]: active })
+    expect((await fakePushLog(worker)).subscribeKeys).toEqual([project.vapidPublic])
+
+    // Pushes now reach the new endpoint only.
+    const sent = await api('POST', '/v1/send', { target: { type: 'user', external_id: 'user_9' }, notification: { title: 'Renewed', body: 'Still here' } })
+    await eventually(async () => push.receivedFor(second.endpoint).length, (n) => n === 1)
+    expect(push.receivedFor(second.endpoint)[0].payload).toMatchObject({ broadcast_id: sent.body.broadcast_id, title: 'Renewed' })
+    expect(push.receivedFor(first.endpoint)).toEqual([])
+
+    await change(null)
+    expect(await eventually(devices, (d) => d[second.endpoint]?.status === 'unsubscribed' && d[third.endpoint] !== undefined))
+      .toEqual({ [first.endpoint]: gone, [second.endpoint]: gone, [third.endpoint]: active })
+    expect((await fakePushLog(worker)).subscribeKeys).toEqual([project.vapidPublic, project.vapidPublic])
+    expect(firstId).toMatch(/^sub_/)
   })
 })
