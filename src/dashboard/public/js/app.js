@@ -2,7 +2,7 @@
 // between the pages, sign-out. Each page module exports
 // render(main, session, params) and may return a cleanup function (polling).
 import { clearKey, get, loadKey, setKey, whenUnauthorized } from './api.js'
-import { h } from './dom.js'
+import { h, replace } from './dom.js'
 import { errorBox, onSubmit, pageHeading } from './ui.js'
 import * as overview from './pages/overview.js'
 import * as groups from './pages/groups.js'
@@ -47,7 +47,7 @@ let cleanup = null
 
 function showProject() {
   const p = session.me
-  projectName.replaceChildren(p ? h('span', {}, p.name, ' ', h('span', { class: 'plan' }, p.plan)) : '')
+  replace(projectName, p ? h('span', {}, p.name, ' ', h('span', { class: 'plan' }, p.plan)) : '')
 }
 
 function signedIn() {
@@ -92,7 +92,7 @@ function renderSignIn(reason) {
     input.value = ''
     enterShell()
   })
-  main.replaceChildren(
+  replace(main, 
     pageHeading('Sign in to Herald'),
     h('p', {}, 'Run your project: send broadcasts, manage groups and subscribers, see what was delivered and clicked.'),
     reason ? errorBox(reason) : null,
@@ -122,9 +122,9 @@ async function route() {
   }
   const flash = session.flash
   session.flash = null
-  main.replaceChildren(h('p', { class: 'loading', role: 'status' }, 'Loading…'))
+  replace(main, h('p', { class: 'loading', role: 'status' }, 'Loading…'))
   if (!match) {
-    main.replaceChildren(pageHeading('Not found'), h('p', {}, 'There is no such page. ', h('a', { href: '#/overview' }, 'Go to the overview.')))
+    replace(main, pageHeading('Not found'), h('p', {}, 'There is no such page. ', h('a', { href: '#/overview' }, 'Go to the overview.')))
     return
   }
   const view = h('div', { class: 'view' })
@@ -134,9 +134,9 @@ async function route() {
     if (typeof done === 'function') cleanup = done
   } catch (error) {
     if (!signedIn()) return
-    view.replaceChildren(pageHeading('Something went wrong'), errorBox(error))
+    replace(view, pageHeading('Something went wrong'), errorBox(error))
   }
-  main.replaceChildren(view)
+  replace(main, view)
   const title = view.querySelector('h1')
   document.title = title ? `${title.textContent} · Herald` : 'Herald dashboard'
   // Focus moves to the new page's heading, so keyboard and screen reader users start there.

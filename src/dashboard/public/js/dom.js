@@ -19,7 +19,8 @@ export function h(tag, attrs = {}, ...children) {
   return el
 }
 
-export function append(parent, children) {
+/** Appends children, flattening arrays and leaving out null, undefined and false (Element.append would write "null"). */
+export function append(parent, ...children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue
     parent.append(child instanceof Node ? child : document.createTextNode(String(child)))
@@ -35,9 +36,10 @@ export function svg(tag, attrs = {}, ...children) {
   return el
 }
 
-export function clear(el) {
+/** Replaces an element's children, with append's rules. */
+export function replace(el, ...children) {
   el.replaceChildren()
-  return el
+  return append(el, children)
 }
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })

@@ -1,6 +1,6 @@
 // Shared pieces of the pages: messages, errors in words, confirmations,
 // tables and the page heading that takes focus after navigation.
-import { h } from './dom.js'
+import { h, replace } from './dom.js'
 
 /** An API error (or any error) as a message a person can act on. */
 export function errorBox(error) {
@@ -17,7 +17,7 @@ export function okBox(text) {
 
 /** Puts a message in a slot, replacing the previous one. */
 export function show(slot, box) {
-  slot.replaceChildren(box ?? '')
+  replace(slot, box ?? '')
 }
 
 /**
@@ -38,11 +38,11 @@ export function confirmButton(label, question, action, { danger = true } = {}) {
       }
     } }, `Yes, ${label.toLowerCase()}`)
     const no = h('button', { type: 'button', class: 'secondary', onclick: reset }, 'Cancel')
-    wrap.replaceChildren(h('span', { class: 'question' }, question), ' ', yes, ' ', no)
+    replace(wrap, h('span', { class: 'question' }, question), ' ', yes, ' ', no)
     yes.focus()
   }
   function reset() {
-    wrap.replaceChildren(start)
+    replace(wrap, start)
     start.focus()
   }
   return wrap

@@ -4,7 +4,7 @@
 // canceled there.
 import { del, get, query } from '../api.js'
 import { deliveryChart, dailyTotals } from '../chart.js'
-import { formatNumber, formatRate, formatTime, h } from '../dom.js'
+import { append, formatNumber, formatRate, formatTime, h, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, pageHeading, show, statusBadge, table } from '../ui.js'
 
 /** Statuses after which nothing changes any more. */
@@ -46,8 +46,8 @@ async function renderList(view, flash) {
   }
 
   function draw() {
-    chartSlot.replaceChildren(deliveryChart(dailyTotals(all)))
-    tableSlot.replaceChildren(
+    replace(chartSlot, deliveryChart(dailyTotals(all)))
+    replace(tableSlot, 
       table('Broadcasts', ['Title', 'Status', 'Target', ...['Audience', 'Delivered', 'Failed', 'Clicked', 'Dismissed', 'Click-through'].map((label) => ({ label, num: true })), 'When'],
         all.map(row), { emptyText: 'No broadcasts yet.' }),
       cursor ? h('div', { class: 'pager' }, h('button', { type: 'button', class: 'secondary', onclick: more }, 'Show older broadcasts')) : null,
@@ -66,7 +66,7 @@ async function renderList(view, flash) {
   }
 
   draw()
-  view.append(
+  append(view, 
     pageHeading('Broadcasts', h('a', { class: 'button', href: '#/compose' }, 'New broadcast')),
     flash ? okBox(flash) : null,
     slot,
@@ -92,7 +92,7 @@ async function renderDetail(view, session, id, flash) {
     const b = broadcast
     const done = b.delivered + b.failed
     const progress = h('progress', { max: String(Math.max(1, b.audience)), value: String(done), id: 'delivery-progress', 'aria-label': 'Pushes sent' })
-    live.replaceChildren(
+    replace(live, 
       h('p', { class: 'status-line' }, statusBadge(b.status), ' ',
         b.status === 'scheduled' ? `Fires at ${formatTime(b.scheduled_at)}.`
           : b.status === 'canceled' ? 'Canceled before it fired.'
@@ -108,7 +108,7 @@ async function renderDetail(view, session, id, flash) {
         h('div', { class: 'stat' }, h('span', { class: 'stat-value', 'data-count': 'ctr' }, formatRate(b.clicked, b.delivered)), h('span', { class: 'stat-label' }, 'click-through')),
       ),
     )
-    actions.replaceChildren(b.status === 'scheduled'
+    replace(actions, b.status === 'scheduled'
       ? confirmButton('Cancel broadcast', 'Cancel this scheduled broadcast? It will not be sent.', async () => {
           try {
             await del(`/v1/broadcasts/${id}`)
@@ -142,7 +142,7 @@ async function renderDetail(view, session, id, flash) {
   const t = broadcast.target
   const row = (label, value) => [h('dt', {}, label), h('dd', {}, value)]
   draw()
-  view.append(
+  append(view, 
     pageHeading(n.title, h('a', { href: '#/broadcasts' }, '← All broadcasts')),
     flash ? okBox(flash) : null,
     slot,

@@ -2,7 +2,7 @@
 // and the send itself (marked X-Herald-Source: dashboard). After sending, the
 // broadcast's page shows its counts climbing.
 import { get, post } from '../api.js'
-import { field, h, readAsDataUrl } from '../dom.js'
+import { append, field, h, readAsDataUrl } from '../dom.js'
 import { onSubmit, pageHeading } from '../ui.js'
 
 const PLAN_ORDER = ['free', 'hobby', 'plus', 'pro', 'max']
@@ -120,7 +120,7 @@ export async function render(view, session) {
     session.go(`#/broadcasts/${sent.broadcast_id}`, sent.scheduled_at ? 'Broadcast scheduled.' : 'Broadcast sent. Counts update as it goes out.')
   })
 
-  view.append(
+  append(view, 
     pageHeading('Compose'),
     h('div', { class: 'compose-layout' },
       form,

@@ -1,6 +1,6 @@
 // Groups: list with member counts; create, rename, describe, delete.
 import { del, get, patch, post } from '../api.js'
-import { field, formatNumber, formatTime, h } from '../dom.js'
+import { append, field, formatNumber, formatTime, h, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, table } from '../ui.js'
 
 export async function render(view, session) {
@@ -68,21 +68,21 @@ export async function render(view, session) {
         await patch(`/v1/groups/${group.id}`, body)
         await reload(`Group “${newName.value}” saved.`)
       })
-      tr.replaceChildren(h('td', { colspan: '5' }, form))
+      replace(tr, h('td', { colspan: '5' }, form))
       newName.focus()
     }
     return tr
   }
 
   function drawList(list) {
-    listSlot.replaceChildren(
+    replace(listSlot, 
       table('Groups', ['Name', 'Description', { label: 'Members', num: true }, 'Created', { label: 'Actions' }], list.map(row),
         { emptyText: 'No groups yet. A group is a named segment of subscribers you can send to.' }),
     )
   }
 
   drawList(groups)
-  view.append(
+  append(view, 
     pageHeading('Groups'),
     h('p', { class: 'hint' }, `Your ${session.me.plan} plan allows ${formatNumber(session.me.limits.groups)} groups. Subscribers join groups through the SDK (groupIds) or the API.`),
     slot,

@@ -1,7 +1,7 @@
 // Overview: subscribers by status, pushes this month against the cap, and the
 // latest broadcasts.
 import { get } from '../api.js'
-import { formatNumber, formatRate, formatTime, h } from '../dom.js'
+import { append, formatNumber, formatRate, formatTime, h } from '../dom.js'
 import { okBox, pageHeading, statusBadge, table } from '../ui.js'
 
 export async function render(view, session, { flash }) {
@@ -15,7 +15,7 @@ export async function render(view, session, { flash }) {
   const share = cap > 0 ? Math.min(100, (100 * used) / cap) : 100
   const stat = (label, value, id) => h('div', { class: 'stat', id }, h('span', { class: 'stat-value' }, formatNumber(value)), h('span', { class: 'stat-label' }, label))
 
-  view.append(
+  append(view, 
     pageHeading('Overview', h('a', { class: 'button', href: '#/compose' }, 'New broadcast')),
     flash ? okBox(flash) : null,
     h('section', { 'aria-labelledby': 'subs-title' },

@@ -1,14 +1,14 @@
 // Settings: webhooks (the signing secret shown once, at creation), the
 // project's default icon (PATCH /v1/me), and the snippet to paste into the site.
 import { del, get, patch, post } from '../api.js'
-import { field, formatTime, h, readAsDataUrl } from '../dom.js'
+import { append, field, formatTime, h, readAsDataUrl, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, table } from '../ui.js'
 
 const EVENTS = ['delivered', 'failed', 'clicked', 'dismissed']
 
 export async function render(view, session, { flash }) {
   const me = session.me
-  view.append(
+  append(view, 
     pageHeading('Settings'),
     flash ? okBox(flash) : null,
     await webhooksSection(),
@@ -23,7 +23,7 @@ async function webhooksSection() {
 
   async function reload() {
     const { webhooks } = await get('/v1/webhooks?limit=100')
-    listSlot.replaceChildren(table('Webhooks', ['URL', 'Events', 'Status', 'Created', 'Actions'],
+    replace(listSlot, table('Webhooks', ['URL', 'Events', 'Status', 'Created', 'Actions'],
       webhooks.map((w) => h('tr', {},
         h('td', { class: 'mono break' }, w.url),
         h('td', {}, w.events.join(', ')),
@@ -70,7 +70,7 @@ function iconSection(session) {
   const current = h('div', { class: 'current-icon', id: 'current-icon' })
   function drawCurrent() {
     const icon = session.me.default_icon
-    current.replaceChildren(icon
+    replace(current, icon
       ? h('span', {}, h('img', { src: icon, alt: 'Current default icon', width: '48', height: '48' }), ' ', h('span', { class: 'mono break' }, icon))
       : h('span', { class: 'muted' }, 'No default icon: notifications sent without an icon show none.'))
   }

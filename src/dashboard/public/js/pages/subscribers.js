@@ -2,7 +2,7 @@
 // external id, group), pages by cursor; a subscriber's detail with its groups;
 // erasure.
 import { del, get, post, query } from '../api.js'
-import { field, formatTime, h } from '../dom.js'
+import { append, field, formatTime, h, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, statusBadge, table } from '../ui.js'
 
 export async function render(view, session, { id, detail, flash }) {
@@ -40,7 +40,7 @@ async function renderList(view, session, flash) {
     session.subscriberFilter = current
     const data = await get(`/v1/subscribers${query({ ...current, limit: 25, cursor: cursors[page] })}`)
     cursors[page + 1] = data.next_cursor
-    results.replaceChildren(
+    replace(results, 
       table('Subscribers', ['Id', 'Status', 'External id', 'Groups', 'Subscribed', 'Last seen'],
         data.subscribers.map((s) => h('tr', { 'data-subscriber-id': s.id },
           h('td', {}, h('a', { href: `#/subscribers/${s.id}`, class: 'mono' }, s.id)),
@@ -74,7 +74,7 @@ async function renderList(view, session, flash) {
   })
 
   await load()
-  view.append(pageHeading('Subscribers'), flash ? okBox(flash) : null, form, slot, results)
+  append(view, pageHeading('Subscribers'), flash ? okBox(flash) : null, form, slot, results)
 }
 
 async function renderDetail(view, session, id, flash) {
@@ -106,7 +106,7 @@ async function renderDetail(view, session, id, flash) {
     : null
 
   const row = (label, value) => [h('dt', {}, label), h('dd', {}, value)]
-  view.append(
+  append(view, 
     pageHeading('Subscriber', h('a', { href: '#/subscribers' }, '← All subscribers')),
     flash ? okBox(flash) : null,
     slot,
