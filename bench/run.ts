@@ -1,13 +1,14 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks] [--events 20000]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
 // same subscriptions pushed with `web-push` (keep-alive, 50 in flight) for the
 // ratio. API: POST /v1/subscribe, POST /v1/send and the POST /v1/events
-// beacon, requests per second. Webhooks: deliveries per second (bench/webhooks.ts).
+// beacon, requests per second, and GET /v1/me alone and during a garbage flood
+// of the beacon. Webhooks: deliveries per second of --events events (bench/webhooks.ts).
 // Storage defaults to both modes when DATABASE_URL is set.
 import { spawn } from 'node:child_process'
 import path from 'node:path'
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     baseline: { type: 'string' },
     'small-runs': { type: 'string', default: '20' },
     only: { type: 'string' },
+    events: { type: 'string', default: '20000' },
   },
 })
 
@@ -83,7 +85,7 @@ if (values.only === undefined || values.only === 'webhooks') {
   // Webhook delivery throughput: bench/webhooks.ts, run as it is on its own, per storage mode.
   for (const storage of storages) {
     console.log(`\nWebhooks (${storage} storage):`)
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/webhooks.ts'), '--storage', storage], { stdio: 'inherit' })
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/webhooks.ts'), '--storage', storage, '--events', values.events], { stdio: 'inherit' })
     await new Promise((resolve) => child.once('exit', resolve))
   }
 }

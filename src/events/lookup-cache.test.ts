@@ -57,6 +57,27 @@ describe('LookupCache', () => {
     expect(cache.loads).toBe(2)
   })
 
+  it('gives a found answer past its TTL at once and refreshes it behind, even while a flood fills maxPending', async () => {
+    const cache = projectCache({ foundTtlMs: 1_000, maxPending: 10 })
+    const now = Date.now()
+    expect(await cache.get(projectId, now)).toBe('free')
+    await database.db.query(`UPDATE projects SET plan = 'plus' WHERE id = $1`, [projectId])
+    try {
+      expect(await cache.get(projectId, now + 2_000)).toBe('free')
+      await expect.poll(() => cache.loads).toBe(2)
+      expect(await cache.get(projectId)).toBe('plus')
+      expect(cache.loads).toBe(2)
+      // Ten made-up ids fill the queue: a known project is still answered, a new id is not asked for.
+      const flood = Array.from({ length: 10 }, () => cache.get(newId('prj')))
+      expect(await cache.get(projectId, Date.now() + 5_000)).toBe('plus')
+      expect(await cache.get(newId('prj'))).toBeNull()
+      expect(cache.shed).toBe(1)
+      await Promise.all(flood)
+    } finally {
+      await database.db.query(`UPDATE projects SET plan = 'free' WHERE id = $1`, [projectId])
+    }
+  })
+
   it('keeps at most maxEntries answers, dropping the oldest', async () => {
     const cache = projectCache({ maxEntries: 100 })
     const ids = Array.from({ length: 500 }, () => newId('prj'))

@@ -43,10 +43,21 @@ export class LookupCache<V> {
 
   constructor(private readonly options: LookupCacheOptions<V>) {}
 
-  /** The value for key, or null when it does not exist. */
+  /**
+   * The value for key, or null when it does not exist. A found answer past
+   * its TTL is still given while it is asked again in the background, so a
+   * known id never waits, nor is dropped when a flood fills maxPending.
+   */
   get(key: string, now = Date.now()): Promise<V | null> {
     const entry = this.entries.get(key)
     if (entry && entry.expiresAt > now) return Promise.resolve(entry.value)
+    if (entry && entry.value !== null) {
+      if (!this.pending.has(key) && this.pending.size < this.options.maxPending) {
+        this.pending.set(key, [])
+        this.startLoading()
+      }
+      return Promise.resolve(entry.value)
+    }
     if (entry) this.entries.delete(key)
     let waiters = this.pending.get(key)
     if (!waiters) {
@@ -57,12 +68,15 @@ export class LookupCache<V> {
       this.pending.set(key, (waiters = []))
     }
     const answer = new Promise<V | null>((resolve, reject) => waiters.push({ resolve, reject }))
-    if (!this.loading) {
-      this.loading = true
-      // The keys missed in this turn of the event loop go in the same query.
-      setImmediate(() => void this.loadPending())
-    }
+    this.startLoading()
     return answer
+  }
+
+  private startLoading(): void {
+    if (this.loading) return
+    this.loading = true
+    // The keys missed in this turn of the event loop go in the same query.
+    setImmediate(() => void this.loadPending())
   }
 
   /** Answers held now (at most maxEntries). */

@@ -5,12 +5,14 @@
 // rows with FOR UPDATE SKIP LOCKED under a lease, so a crash loses nothing
 // (at-least-once; webhook-id lets the customer drop a repeat).
 //
-// Throughput: a claim takes up to PREFETCH_PER_SLOT rows per free request
-// slot of each endpoint and holds them in memory, so a finished request is
-// followed by the next one at once, without a query; successes are recorded
-// a batch at a time (one DELETE for all those finished meanwhile). Slots stay
-// bounded per endpoint and overall, and every endpoint has its own queue, so
-// a slow endpoint's backlog never takes another's slots.
+// Throughput: a claim takes a batch of rows for each endpoint and holds them
+// in memory, so a finished request is followed by the next one at once,
+// without a query; successes are recorded a batch at a time (one DELETE for
+// all those finished meanwhile). How many rows an endpoint may hold follows
+// how fast it answers: as many as it can take in half of MAX_HELD_MS, between
+// one and PREFETCH_PER_SLOT rounds of its slots. Slots stay bounded per
+// endpoint and overall, and every endpoint has its own queue, so a slow
+// endpoint's backlog never takes another's slots.
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type pino from 'pino'
@@ -70,8 +72,8 @@ export function judgeAttempt(result: OutboundResult): AttemptVerdict {
   return { kind: 'rejected' }
 }
 
-/** Rows claimed per free request slot of an endpoint: enough to keep its slots busy between claims. */
-export const PREFETCH_PER_SLOT = 4
+/** Rows an endpoint may hold at most, per request slot: enough to keep a fast endpoint's slots busy between claims. */
+export const PREFETCH_PER_SLOT = 16
 /**
  * A claimed row waits in memory at most this long (or a quarter of the
  * lease, if shorter) before it is handed back unsent: its request must start
@@ -107,6 +109,8 @@ export class WebhookDispatcher {
   private recordingDone: Promise<void> | null = null
   private stopListening: (() => Promise<void>) | null = null
   private readonly maxHeldMs: number
+  /** Each endpoint's answer time, ms (moving average): how many rows it may hold. */
+  private readonly answerMs = new Map<string, number>()
 
   constructor(private readonly options: WebhookDispatcherOptions) {
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:webhooks:${randomBytes(3).toString('hex')}`
@@ -162,15 +166,14 @@ export class WebhookDispatcher {
     }
     this.claiming = true
     const { perEndpoint, concurrency } = this.options
-    const capacity = perEndpoint * PREFETCH_PER_SLOT
     try {
       await this.releaseStale()
       const limit = concurrency * PREFETCH_PER_SLOT - this.running - this.heldCount
       if (limit > 0) {
-        // Each endpoint may hold `capacity` rows, sent or waiting; one that asked to wait gets none.
+        // Each endpoint may hold capacity(id) rows, sent or waiting; one that asked to wait gets none.
         const room = new Map<string, number>()
-        for (const id of new Set([...this.inFlight.keys(), ...this.held.keys()])) {
-          room.set(id, capacity - (this.inFlight.get(id) ?? 0) - (this.held.get(id)?.length ?? 0))
+        for (const id of new Set([...this.inFlight.keys(), ...this.held.keys(), ...this.answerMs.keys()])) {
+          room.set(id, this.capacity(id) - (this.inFlight.get(id) ?? 0) - (this.held.get(id)?.length ?? 0))
         }
         const now = Date.now()
         for (const [id, until] of this.pausedUntil) {
@@ -179,13 +182,13 @@ export class WebhookDispatcher {
         }
         const claimed = await claimDueDeliveries(this.options.db, {
           limit,
-          perEndpoint: capacity,
+          perEndpoint: this.capacity(null),
           room,
           leaseMs: this.options.leaseMs,
           workerId: this.workerId,
         })
         this.hold(claimed, Date.now())
-        if (claimed.length < limit) this.noteDrained(claimed, room, capacity)
+        if (claimed.length < limit) this.noteDrained(claimed, room)
       }
     } catch (err) {
       this.options.log.warn({ err }, 'claiming webhook deliveries failed')
@@ -208,11 +211,24 @@ export class WebhookDispatcher {
   }
 
   /** After a claim that took less than it could: the endpoints that got less than their room have nothing more due. */
-  private noteDrained(claimed: ClaimedDelivery[], room: Map<string, number>, capacity: number): void {
+  private noteDrained(claimed: ClaimedDelivery[], room: Map<string, number>): void {
     const got = new Map<string, number>()
     for (const d of claimed) got.set(d.webhook_id, (got.get(d.webhook_id) ?? 0) + 1)
-    for (const [id, n] of got) if (n < (room.get(id) ?? capacity)) this.drained.add(id)
+    for (const [id, n] of got) if (n < (room.get(id) ?? this.capacity(null))) this.drained.add(id)
     for (const [id, free] of room) if (free > 0 && !got.has(id)) this.drained.add(id)
+  }
+
+  /**
+   * Rows the endpoint may hold, sent or waiting: what it can answer in half
+   * of maxHeldMs at its pace, between one and PREFETCH_PER_SLOT rounds of its
+   * slots; two rounds for an endpoint not heard from yet (null: any such).
+   */
+  private capacity(id: string | null): number {
+    const { perEndpoint } = this.options
+    const answerMs = id === null ? undefined : this.answerMs.get(id)
+    if (answerMs === undefined) return perEndpoint * 2
+    const fits = Math.floor((perEndpoint * this.maxHeldMs) / (2 * Math.max(answerMs, 1)))
+    return Math.max(perEndpoint, Math.min(perEndpoint * PREFETCH_PER_SLOT, fits))
   }
 
   /** Starts held rows while slots are free: one per endpoint in turn, never past an endpoint's bound. */
@@ -283,7 +299,7 @@ export class WebhookDispatcher {
         this.active.delete(task)
         // A slot is free: the next held row goes at once; more are claimed when the endpoint runs low.
         this.pump()
-        if ((this.held.get(id)?.length ?? 0) <= this.options.perEndpoint && !this.drained.has(id)) this.wake()
+        if ((this.held.get(id)?.length ?? 0) <= this.capacity(id) / 2 && !this.drained.has(id)) this.wake()
       })
     this.active.add(task)
   }
@@ -292,7 +308,11 @@ export class WebhookDispatcher {
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const body = webhookEventBody(delivery)
     const headers = webhookHeaders(delivery.secret, delivery.event_id, body)
+    const started = performance.now()
     const result = await this.options.client.post(delivery.url, headers, body)
+    const tookMs = performance.now() - started
+    const average = this.answerMs.get(delivery.webhook_id)
+    this.answerMs.set(delivery.webhook_id, average === undefined ? tookMs : average * 0.8 + tookMs * 0.2)
     await this.record(delivery, result)
   }
 

@@ -1,0 +1,135 @@
+// The dispatcher's batches: rows it claims ahead and holds are sent once
+// each, handed back when they would outlive their lease, and handed back
+// unattempted when it stops.
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts'
+import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts'
+import { newId } from '../platform/ids.ts'
+import { OutboundClient } from '../platform/outbound/http-client.ts'
+import { createProject } from '../projects/projects.service.ts'
+import { enqueueDeliveriesForEvents } from './webhook-deliveries.store.ts'
+import { WebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher.ts'
+import { newWebhookSecret } from './webhooks.service.ts'
+
+let database: TestDatabase
+let receiver: WebhookReceiver
+let client: OutboundClient
+let projectId: string
+let broadcastId: string
+let paths = 0
+
+beforeAll(async () => {
+  database = await createTestDatabase()
+  receiver = await startWebhookReceiver()
+  client = new OutboundClient({ timeoutMs: 5_000, connectionsPerOrigin: 16, allowPrivateAddresses: true })
+  projectId = (await createProject(database.db, { name: 'Hooks', plan: 'plus' })).project.id
+  broadcastId = newId('bdc')
+  await database.db.query(
+    `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
+     VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 60, 'normal')`,
+    [broadcastId, projectId],
+  )
+})
+afterAll(async () => {
+  await client.close()
+  await receiver.close()
+  await database.drop()
+})
+
+/** A fresh endpoint (the project's only active one) and n delivered events for it. */
+async function endpointWithEvents(n: number): Promise<{ path: string; id: string; events: string[] }> {
+  await database.db.query(`UPDATE webhooks SET status = 'disabled' WHERE project_id = $1`, [projectId])
+  const path = `/hook-${++paths}`
+  const id = newId('whk')
+  await database.db.query('INSERT INTO webhooks (id, project_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)', [
+    id,
+    projectId,
+    receiver.url + path,
+    ['delivered'],
+    newWebhookSecret(),
+  ])
+  const events = Array.from({ length: n }, () => newId('evt'))
+  await database.db.transaction(async (tx) => {
+    await tx.query(`INSERT INTO events (id, project_id, broadcast_id, type) SELECT id, $1, $2, 'delivered' FROM unnest($3::text[]) AS e(id)`, [
+      projectId,
+      broadcastId,
+      events,
+    ])
+    await enqueueDeliveriesForEvents(tx, projectId, events.map((e) => ({ id: e, type: 'delivered' })))
+  })
+  return { path, id, events }
+}
+
+function dispatcher(options: Partial<WebhookDispatcherOptions>): WebhookDispatcher {
+  return new WebhookDispatcher({
+    db: database.db,
+    log: pino({ level: 'silent' }),
+    client,
+    concurrency: 8,
+    perEndpoint: 2,
+    leaseMs: 60_000,
+    pollIntervalMs: 50,
+    retryBaseMs: 5,
+    disableAfterMs: 86_400_000,
+    ...options,
+  })
+}
+
+async function rows(webhookId: string): Promise<Array<{ attempts: number; locked_by: string | null }>> {
+  const result = await database.db.query<{ attempts: number; locked_by: string | null }>(
+    'SELECT attempts, locked_by FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id',
+    [webhookId],
+  )
+  return result.rows
+}
+
+describe('WebhookDispatcher', () => {
+  it("sends a backlog once per event, never more at once than the endpoint's slots", async () => {
+    const hook = await endpointWithEvents(300)
+    const d = dispatcher({ perEndpoint: 4 })
+    await d.start()
+    try {
+      const got = await receiver.waitFor(hook.path, 300, 20_000)
+      const ids = got.map((w) => w.headers['webhook-id'])
+      expect(new Set(ids).size).toBe(300)
+      expect(ids.sort()).toEqual([...hook.events].sort())
+      expect(receiver.maxInFlight(hook.path)).toBeLessThanOrEqual(4)
+      await expect.poll(() => rows(hook.id), { timeout: 5_000 }).toEqual([])
+    } finally {
+      await d.stop()
+    }
+  })
+
+  it('hands back a held row that would outlive its lease instead of sending it late, and still sends each event once', async () => {
+    // Lease 1 s: a row may wait 250 ms in memory; the endpoint takes 600 ms a request, one at a time.
+    // The row held behind the first would be sent at 600 ms and still be in flight when its lease
+    // lapses at 1 s, so it would be claimed and sent a second time.
+    const hook = await endpointWithEvents(4)
+    receiver.delay(hook.path, 600)
+    const d = dispatcher({ perEndpoint: 1, leaseMs: 1_000 })
+    await d.start()
+    try {
+      const got = await receiver.waitFor(hook.path, 4, 20_000)
+      expect(got.map((w) => w.headers['webhook-id']).sort()).toEqual([...hook.events].sort())
+      await expect.poll(() => rows(hook.id), { timeout: 5_000 }).toEqual([])
+      expect(receiver.on(hook.path)).toHaveLength(4)
+    } finally {
+      await d.stop()
+    }
+  })
+
+  it('on stop, hands back the rows it held unsent, their claim not counted as an attempt', async () => {
+    const hook = await endpointWithEvents(10)
+    receiver.delay(hook.path, 300)
+    const d = dispatcher({ perEndpoint: 1 })
+    await d.start()
+    await receiver.waitFor(hook.path, 1, 5_000)
+    await d.stop()
+    const left = await rows(hook.id)
+    // The one sent was answered and deleted; the others were never attempted.
+    expect(left.length).toBe(10 - receiver.on(hook.path).length)
+    expect(left.length).toBeGreaterThan(0)
+    for (const row of left) expect(row).toEqual({ attempts: 0, locked_by: null })
+  })
+})
