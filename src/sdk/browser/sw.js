@@ -131,7 +131,7 @@
         return show(payload, resolved)
       }).catch(function () {
         return fallback(payload)
-      })
+      }).catch(function () {}) // not even the fallback could be shown (permission gone): nothing left to do
     })
   }
 
