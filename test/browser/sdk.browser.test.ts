@@ -170,4 +170,44 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
       await granted.context.close()
     }
   })
+
+  it("a subscription made with another project's key is replaced, not reused", async () => {
+    const other = await herald.t.project({ name: 'Other shop' })
+    const forOther = push.createSubscription({ applicationServerKey: other.vapidPublic })
+    const forProject = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/', { grant: true, subscriptions: [forOther, forProject] })
+    try {
+      const ids = await page.evaluate(async ({ first, second }) => {
+        window.Herald.init({ project: first })
+        const a = await window.Herald.subscribe()
+        window.Herald.init({ project: second })
+        return [a, await window.Herald.subscribe()]
+      }, { first: other.id, second: project.id })
+      const log = await fakePushLog(page)
+      expect(log.subscribeKeys).toEqual([other.vapidPublic, project.vapidPublic])
+      expect(log.unsubscribed).toEqual([forOther.endpoint])
+      expect((await api('GET', `/v1/subscribers/${ids[1]}`)).body.endpoint).toBe(forProject.endpoint)
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('says so in a browser without web push', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    try {
+      await page.addInitScript(() => {
+        delete (window as unknown as { PushManager?: unknown }).PushManager
+      })
+      await page.goto(site.url)
+      const result = await page.evaluate(async (projectId) => {
+        window.Herald.init({ project: projectId })
+        const error = await window.Herald.subscribe().catch((e: { code: string }) => e.code)
+        return { permission: window.Herald.permission, subscribed: await window.Herald.isSubscribed(), error }
+      }, project.id)
+      expect(result).toEqual({ permission: 'unsupported', subscribed: false, error: 'unsupported' })
+    } finally {
+      await context.close()
+    }
+  })
 })
