@@ -29,8 +29,9 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
     site = await startSite({
       '/index.html': `<!doctype html><title>Shop</title><script src="${herald.url}/sdk/herald.js"></script><h1>Shop</h1>`,
       '/module.html': `<!doctype html><title>Shop</title><script type="module">
+        import * as all from '${herald.url}/sdk/herald.mjs'
         import Herald, { subscribe, isSubscribed } from '${herald.url}/sdk/herald.mjs'
-        window.HeraldModule = { Herald, subscribe, isSubscribed }
+        window.HeraldModule = { Herald, subscribe, isSubscribed, exports: Object.keys(all).sort(), same: Herald === window.Herald }
       </script><h1>Shop</h1>`,
       '/herald-sw.js': `importScripts('${herald.url}/sdk/sw.js')\n`,
     })
@@ -103,6 +104,9 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
     const { context, page } = await openPage('/module.html', { grant: true, subscriptions: [subscription] })
     try {
       await page.waitForFunction(() => 'HeraldModule' in window)
+      // The exports herald.d.ts declares, and the same object as the script tag's.
+      expect(await page.evaluate(() => (window as unknown as { HeraldModule: { exports: string[]; same: boolean } }).HeraldModule))
+        .toMatchObject({ exports: ['default', 'getPermission', 'init', 'isSubscribed', 'subscribe', 'unsubscribe'], same: true })
       const id = await page.evaluate(async (projectId) => {
         const { Herald, subscribe } = (window as unknown as { HeraldModule: { Herald: typeof window.Herald; subscribe: typeof window.Herald.subscribe } }).HeraldModule
         Herald.init({ project: projectId })

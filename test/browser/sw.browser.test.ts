@@ -43,16 +43,27 @@ describe.skipIf(!browserAvailable)('Herald service worker', () => {
     return { status: res.statusCode, body: res.json() }
   }
 
-  async function broadcast(notification: Record<string, unknown>): Promise<string> {
+  /**
+   * A real broadcast to every subscriber: resolves to its id and the push
+   * payload Herald actually sent (decisions.md §4), as the local push service
+   * decrypted it for `receiver`. That is what the tests hand to the worker.
+   */
+  let receiver: ReturnType<PushService['createSubscription']>
+  async function broadcast(notification: Record<string, unknown>): Promise<{ id: string; data: string; payload: Record<string, unknown> }> {
     const sent = await api('POST', '/v1/send', { target: { type: 'all' }, notification })
     expect(sent.status).toBe(202)
-    return sent.body.broadcast_id
+    const id = sent.body.broadcast_id as string
+    const push_ = await eventually(async () => push.receivedFor(receiver.endpoint).find((p) => (p.payload as { broadcast_id?: string }).broadcast_id === id), (p) => p !== undefined)
+    const payload = push_!.payload as Record<string, unknown>
+    return { id, data: JSON.stringify(payload), payload }
   }
 
   beforeAll(async () => {
     herald = await startHerald()
     project = await herald.t.project({ plan: 'hobby' })
     push = await startPushService()
+    receiver = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    expect((await api('POST', `/v1/subscribe?project=${project.id}`, receiver)).status).toBe(201)
     site = await startSite({
       '/index.html': '<!doctype html><title>Shop</title><h1>Shop</h1>',
       '/sale': '<!doctype html><title>Sale</title><h1>Sale</h1>',
@@ -127,8 +138,8 @@ self.addEventListener('push', (event) => {
   }
 
   it('shows a push as its notification: title, body, icon, image, tag and data', async () => {
-    const id = await broadcast({ title: 'Sale', body: 'Half off today', url: '/sale', icon: 'https://cdn.example.com/icon.png', image: 'https://cdn.example.com/banner.png' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'Sale', body: 'Half off today', icon: 'https://cdn.example.com/icon.png', image: 'https://cdn.example.com/banner.png', url: '/sale' }))
+    const { id, data } = await broadcast({ title: 'Sale', body: 'Half off today', url: '/sale', icon: 'https://cdn.example.com/icon.png', image: 'https://cdn.example.com/banner.png' })
+    await deliver(data)
     const notification = await waitForTag(id)
     expect(notification).toEqual({
       title: 'Sale',
@@ -142,10 +153,14 @@ self.addEventListener('push', (event) => {
   })
 
   it('fetches the content of a fetch: true push from Herald before showing it', async () => {
-    const id = await broadcast({ title: 'Long read', body: 'x'.repeat(2000), url: 'https://shop.example.com/blog' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, fetch: true }))
+    // Long enough icon and image URLs make the JSON too big for one push record: Herald sends the stub.
+    const icon = `https://cdn.example.com/${'i'.repeat(1900)}.png`
+    const image = `https://cdn.example.com/${'b'.repeat(1900)}.png`
+    const { id, data, payload } = await broadcast({ title: 'Long read', body: 'x'.repeat(2000), url: 'https://shop.example.com/blog', icon, image })
+    expect(payload).toEqual({ v: 1, project_id: project.id, broadcast_id: id, fetch: true })
+    await deliver(data)
     const notification = await waitForTag(id)
-    expect(notification).toMatchObject({ title: 'Long read', body: 'x'.repeat(2000), data: { broadcast_id: id, url: 'https://shop.example.com/blog' } })
+    expect(notification).toEqual({ title: 'Long read', body: 'x'.repeat(2000), icon, image, tag: id, data: { herald: 1, broadcast_id: id, project_id: project.id, url: 'https://shop.example.com/blog' } })
     await closeAll()
   })
 
@@ -158,15 +173,14 @@ self.addEventListener('push', (event) => {
   })
 
   it('never shows the same broadcast twice in one browser', async () => {
-    const id = await broadcast({ title: 'Once', body: 'Only once' })
-    const payload = JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'Once', body: 'Only once', url: '/' })
+    const { id, data: payload } = await broadcast({ title: 'Once', body: 'Only once' })
     await deliver(payload)
     await waitForTag(id)
     await closeAll() // the visitor dismissed it; the same broadcast arrives again (a retried push)
     await deliver(payload)
     // A later broadcast shows: by then the repeat has been handled.
-    const later = await broadcast({ title: 'Later', body: 'Another one' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: later, title: 'Later', body: 'Another one', url: '/' }))
+    const { id: later, data: laterData } = await broadcast({ title: 'Later', body: 'Another one' })
+    await deliver(laterData)
     await waitForTag(later)
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect((await shown()).map((n) => n.tag)).toEqual([later])
@@ -174,8 +188,8 @@ self.addEventListener('push', (event) => {
   })
 
   it('on click: beacons clicked, and opens the url (or focuses the tab already there); on close: beacons dismissed', async () => {
-    const id = await broadcast({ title: 'Click me', body: 'Go to the sale', url: '/sale' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'Click me', body: 'Go to the sale', url: '/sale' }))
+    const { id, data } = await broadcast({ title: 'Click me', body: 'Go to the sale', url: '/sale' })
+    await deliver(data)
     await waitForTag(id)
     expect(await counts(id)).toEqual({ clicked: 0, dismissed: 0 })
 
@@ -210,16 +224,16 @@ self.addEventListener('push', (event) => {
     expect(await shown()).toEqual([]) // the click closed it
 
     // A tab is already at the url: it is focused instead of a new one opened.
-    const home = await broadcast({ title: 'Home', body: 'Back home', url: '/' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: home, title: 'Home', body: 'Back home', url: '/' }))
+    const { id: home, data: homeData } = await broadcast({ title: 'Home', body: 'Back home', url: '/' })
+    await deliver(homeData)
     await waitForTag(home)
     await dispatch('notificationclick', home)
     await eventually(() => counts(home), (c) => c.clicked === 1)
     expect(await eventually(calls, (c) => c.length > 1)).toEqual([`open ${site.url}/sale`, `focus ${site.url}/`])
 
     // Close: dismissed, once.
-    const closing = await broadcast({ title: 'Dismiss me', body: 'Close it' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: closing, title: 'Dismiss me', body: 'Close it', url: '/' }))
+    const { id: closing, data: closingData } = await broadcast({ title: 'Dismiss me', body: 'Close it' })
+    await deliver(closingData)
     await waitForTag(closing)
     await dispatch('notificationclose', closing)
     expect(await eventually(() => counts(closing), (c) => c.dismissed === 1)).toEqual({ clicked: 0, dismissed: 1 })
@@ -234,8 +248,8 @@ self.addEventListener('push', (event) => {
         await navigator.serviceWorker.register('/own/sw.js', { scope: '/own/' })
         await navigator.serviceWorker.ready
       })
-      const id = await broadcast({ title: 'From Herald', body: 'Hello' })
-      await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'From Herald', body: 'Hello', url: '/' }), `${site.url}/own/`)
+      const { id, data } = await broadcast({ title: 'From Herald', body: 'Hello' })
+      await deliver(data, `${site.url}/own/`)
       await waitForTag(id, own)
       await deliver('site news', `${site.url}/own/`)
       await waitForTag('site-own', own)
