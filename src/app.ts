@@ -24,6 +24,7 @@ import { registerWebhooksRoutes } from './webhooks/webhooks.routes.ts'
 import { registerMediaRoutes } from './media/media.routes.ts'
 import { registerHealthRoutes } from './platform/http/health.routes.ts'
 import { registerSdkRoutes } from './sdk/sdk.routes.ts'
+import { registerDashboardRoutes } from './dashboard/dashboard.routes.ts'
 
 /** Default body limit; routes that take images (send, project icon) raise their own. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024
@@ -111,6 +112,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerWebhooksRoutes(app, ctx)
   registerMediaRoutes(app, ctx)
   registerSdkRoutes(app, ctx)
+  registerDashboardRoutes(app, ctx)
 
   await app.ready()
   return app

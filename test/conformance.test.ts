@@ -1329,7 +1329,35 @@ describe('decisions.md §6: URLs the service serves', () => {
       expect(res.body, url).not.toContain('__HERALD_BASE_URL__')
     }
   })
-  it.todo('GET /dashboard serves the dashboard (not built yet)')
+  it('GET /dashboard serves the dashboard: HTML under a strict CSP, revalidated, with every script and stylesheet it names', async () => {
+    for (const url of ['/dashboard', '/dashboard/']) {
+      const res = await t.app.inject({ method: 'GET', url })
+      expect(res.statusCode, url).toBe(200)
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8')
+      expect(res.headers['cache-control']).toBe('no-cache')
+      const csp = String(res.headers['content-security-policy'])
+      for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"]) {
+        expect(csp, directive).toContain(directive)
+      }
+      expect(csp).toMatch(/img-src 'self' https: data:/)
+      expect(csp).not.toContain('unsafe')
+      // No inline script: every <script> has a src on this origin.
+      const scripts = [...res.body.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)]
+      expect(scripts.length).toBeGreaterThan(0)
+      for (const [, attrs, content] of scripts) {
+        expect(attrs).toMatch(/src="\/dashboard\//)
+        expect(content.trim()).toBe('')
+      }
+      for (const [, asset] of res.body.matchAll(/(?:src|href)="(\/dashboard\/[^"]+)"/g)) {
+        const file = await t.app.inject({ method: 'GET', url: asset })
+        expect(file.statusCode, asset).toBe(200)
+        expect(file.headers['content-security-policy'], asset).toBe(res.headers['content-security-policy'])
+      }
+    }
+    const app = await t.app.inject({ method: 'GET', url: '/dashboard/js/app.js' })
+    expect(app.headers['content-type']).toBe('text/javascript; charset=utf-8')
+    expect((await t.app.inject({ method: 'GET', url: '/dashboard/nope.js' })).statusCode).toBe(404)
+  })
 })
 
 // ---------------------------------------------------------- OpenAPI

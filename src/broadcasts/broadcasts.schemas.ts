@@ -77,6 +77,16 @@ export const SendBody = Type.Object(
 )
 export type SendBody = Static<typeof SendBody>
 
+/** Where a send came from, recorded as the broadcast's source (decisions.md §3: api or dashboard). */
+export const BROADCAST_SOURCES = ['api', 'dashboard'] as const
+export type BroadcastSource = (typeof BROADCAST_SOURCES)[number]
+
+export const SendHeaders = Type.Object({
+  'x-herald-source': Type.Optional(
+    Type.Enum([...BROADCAST_SOURCES], { description: "The broadcast's source: Herald's dashboard sends dashboard. Default api." }),
+  ),
+})
+
 export const SendResponse = Type.Object({
   broadcast_id: Type.String(),
   scheduled_at: Type.Optional(Type.Integer()),
@@ -89,7 +99,7 @@ const NullableTime = Type.Union([Type.Integer(), Type.Null()])
 export const BroadcastView = Type.Object({
   id: Type.String(),
   status: Type.Enum(BROADCAST_STATUSES),
-  source: Type.Union([Type.Literal('api'), Type.Literal('dashboard')]),
+  source: Type.Enum([...BROADCAST_SOURCES]),
   target: Target,
   notification: Type.Object({
     title: Type.String(),

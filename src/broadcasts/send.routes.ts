@@ -2,7 +2,7 @@
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { bearerAuth } from '../platform/http/auth.ts'
-import { ErrorBody, SendBody, SendResponse } from './broadcasts.schemas.ts'
+import { ErrorBody, SendBody, SendHeaders, SendResponse } from './broadcasts.schemas.ts'
 import { sendBroadcast } from './send.service.ts'
 
 /**
@@ -22,12 +22,13 @@ export function registerSendRoutes(app: App, ctx: AppContext): void {
         summary: 'Send or schedule a broadcast',
         description: 'Creates a broadcast and queues it for fan-out, at once or at scheduled_at (Plus plan or higher).',
         security: [{ apiKey: [] }],
+        headers: SendHeaders,
         body: SendBody,
         response: { 202: SendResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
       },
     },
     async (request, reply) => {
-      const result = await sendBroadcast(ctx, request.project, request.body)
+      const result = await sendBroadcast(ctx, request.project, request.body, { source: request.headers['x-herald-source'] ?? 'api' })
       return reply.code(202).send(result)
     },
   )

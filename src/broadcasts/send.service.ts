@@ -9,7 +9,7 @@ import { isId, newId } from '../platform/ids.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import { planAtLeast } from '../projects/plans.ts'
 import { resolveMedia, type MediaKind } from '../media/media.service.ts'
-import { DEFAULT_TTL, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
+import { DEFAULT_TTL, type BroadcastSource, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
 import { insertBroadcast } from './broadcasts.store.ts'
 import { groupExists } from '../groups/groups.store.ts'
 import { countAudience } from '../delivery/audience.store.ts'
@@ -51,8 +51,16 @@ function checkClickUrl(url: string): void {
   }
 }
 
-export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, now = Date.now()): Promise<SendResponse> {
+export interface SendOptions {
+  /** Recorded on the broadcast: 'dashboard' for sends from Herald's dashboard. Default 'api'. */
+  source?: BroadcastSource
+  /** The time the send is judged at (tests). Default now. */
+  now?: number
+}
+
+export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, options: SendOptions = {}): Promise<SendResponse> {
   const { db, config } = deps
+  const now = options.now ?? Date.now()
   const notification = body.notification
   const url = notification.url ?? '/'
   checkClickUrl(url)
@@ -101,7 +109,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       id,
       project_id: project.id,
       status: runAt ? 'scheduled' : 'pending',
-      source: 'api',
+      source: options.source ?? 'api',
       target,
       title: notification.title,
       body: notification.body,

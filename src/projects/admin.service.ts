@@ -101,8 +101,12 @@ export async function listProjectsForOperator(db: Database, query: ListProjectsQ
   return { projects, next_cursor: rows.length > limit ? page[page.length - 1].id : null }
 }
 
-/** resolveMedia speaks of notification.icon; here the field is default_icon. */
-async function resolveDefaultIcon(db: Database, config: Config, value: string): Promise<string> {
+/**
+ * A default_icon as stored: an HTTPS URL as given, a data URL checked and hosted
+ * like notification.icon. Shared by the operator route and PATCH /v1/me.
+ * resolveMedia speaks of notification.icon; here the field is default_icon.
+ */
+export async function resolveDefaultIcon(db: Database, config: Config, value: string): Promise<string> {
   try {
     return await resolveMedia(db, config, 'icon', value)
   } catch (err) {

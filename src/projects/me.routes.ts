@@ -4,8 +4,9 @@ import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { AppError } from '../platform/errors.ts'
 import { bearerAuth, enforceRateLimit, projectFromQuery } from '../platform/http/auth.ts'
-import { describeProject } from './me.service.ts'
-import { ErrorResponse, MeResponse, VapidKeyQuery, VapidKeyResponse } from './me.schemas.ts'
+import { PATCH_PROJECT_BODY_LIMIT } from './admin.schemas.ts'
+import { describeProject, updateOwnProject } from './me.service.ts'
+import { ErrorResponse, MeResponse, UpdateMeBody, VapidKeyQuery, VapidKeyResponse } from './me.schemas.ts'
 
 /**
  * A project's VAPID key never changes, so browsers may keep it a while; an
@@ -23,6 +24,20 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
       response: { 200: MeResponse, 401: ErrorResponse, 429: ErrorResponse },
     },
   }, async (request) => describeProject(ctx.db, request.project))
+
+  app.patch('/v1/me', {
+    onRequest: bearerAuth(ctx),
+    // The same room as the operator's PATCH: a 256 KB data-URL icon grows by a third as base64.
+    bodyLimit: PATCH_PROJECT_BODY_LIMIT,
+    schema: {
+      tags: ['project'],
+      summary: "Set or clear the project's default notification icon",
+      description: 'default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts. Answers like GET /v1/me.',
+      security: [{ apiKey: [] }],
+      body: UpdateMeBody,
+      response: { 200: MeResponse, 400: ErrorResponse, 401: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse },
+    },
+  }, async (request) => updateOwnProject(ctx.db, ctx.config, request.project, request.body))
 
   app.get('/v1/vapid-public-key', {
     schema: {

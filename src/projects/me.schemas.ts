@@ -29,6 +29,18 @@ export const MeResponse = Type.Object({
 })
 export type MeResponse = Static<typeof MeResponse>
 
+/** PATCH /v1/me: what a project's own key may change. The dashboard sets the default icon here. */
+export const UpdateMeBody = Type.Object(
+  {
+    default_icon: Type.Union(
+      [Type.String({ minLength: 1, description: 'HTTPS URL (at most 2048 chars) or PNG/JPEG/WebP data URL (square, at most 256 KB), hosted under /icons' }), Type.Null()],
+      { description: 'Used when a send gives no notification.icon; null clears it.' },
+    ),
+  },
+  { additionalProperties: false },
+)
+export type UpdateMeBody = Static<typeof UpdateMeBody>
+
 export const VapidKeyQuery = Type.Object({
   project: Type.Optional(Type.String({ description: 'The project id, prj_…' })),
 })

@@ -1,8 +1,12 @@
 // What a project's own API key may read about its project: never a secret
 // (no VAPID private key, no key hashes).
-import type { Queryable } from '../platform/db/database.ts'
+import type { Config } from '../platform/config.ts'
+import type { Database, Queryable } from '../platform/db/database.ts'
+import { AppError } from '../platform/errors.ts'
 import type { AuthedProject } from '../platform/http/auth.ts'
-import type { MeResponse } from './me.schemas.ts'
+import { resolveDefaultIcon } from './admin.service.ts'
+import type { MeResponse, UpdateMeBody } from './me.schemas.ts'
+import { updateProject } from './projects.store.ts'
 import { projectUsage } from './usage.store.ts'
 
 export async function describeProject(q: Queryable, project: AuthedProject): Promise<MeResponse> {
@@ -20,4 +24,16 @@ export async function describeProject(q: Queryable, project: AuthedProject): Pro
       usage,
     },
   }
+}
+
+/**
+ * PATCH /v1/me: the project's default icon, with the same checks and hosting
+ * as the operator's PATCH /admin/v1/projects/:id (a data URL is stored first,
+ * so a refused icon changes nothing).
+ */
+export async function updateOwnProject(db: Database, config: Config, project: AuthedProject, body: UpdateMeBody): Promise<MeResponse> {
+  const defaultIcon = body.default_icon === null ? null : await resolveDefaultIcon(db, config, body.default_icon)
+  const row = await updateProject(db, project.id, { default_icon: defaultIcon })
+  if (!row) throw new AppError('project_not_found')
+  return describeProject(db, { ...project, default_icon: row.default_icon })
 }

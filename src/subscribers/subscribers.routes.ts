@@ -10,6 +10,7 @@ import {
   ExternalIdParams,
   ListSubscribersQuery,
   Subscriber,
+  SubscriberCounts,
   SubscriberList,
   SubscriberParams,
 } from './subscribers.schemas.ts'
@@ -33,6 +34,18 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       response: { 200: SubscriberList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => service.listSubscribers(ctx.db, request.project.id, request.query))
+
+  // A static path: find-my-way prefers it to /:sid, and "counts" is never a sub_ id.
+  app.get('/v1/subscribers/counts', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'How many subscribers the project has, by status',
+      description: 'active, unsubscribed and expired, for an overview without listing every subscriber.',
+      response: { 200: SubscriberCounts, 401: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => store.countByStatus(ctx.db, request.project.id))
 
   app.get('/v1/subscribers/:sid', {
     onRequest,

@@ -82,6 +82,13 @@ export const SubscriberList = Type.Object({
   next_cursor: Type.Union([Type.String(), Type.Null()]),
 })
 
+export const SubscriberCounts = Type.Object({
+  active: Type.Integer({ description: 'Receive pushes.' }),
+  unsubscribed: Type.Integer({ description: 'Opted out through /v1/unsubscribe.' }),
+  expired: Type.Integer({ description: 'Their push service answered 404 or 410.' }),
+})
+export type SubscriberCounts = Static<typeof SubscriberCounts>
+
 export const SubscriberParams = Type.Object({ sid: Type.String({ description: 'A subscriber id, sub_…' }) })
 export const ExternalIdParams = Type.Object({ external_id: ExternalId })
 export const EraseByEndpointBody = Type.Object({ endpoint: Type.String({ minLength: 1, maxLength: ENDPOINT_MAX }) })

@@ -153,3 +153,20 @@ export async function deleteByEndpoint(q: Queryable, projectId: string, endpoint
 export async function deleteByExternalId(q: Queryable, projectId: string, externalId: string): Promise<number> {
   return (await q.query('DELETE FROM subscribers WHERE project_id = $1 AND external_id = $2', [projectId, externalId])).rowCount
 }
+
+/**
+ * Subscribers of the project by status. Active comes from the counter kept by
+ * migration 0003 (one row, any size); the other two are counted on the
+ * (project_id, status, id) index, which an index-only scan answers.
+ */
+export async function countByStatus(q: Queryable, projectId: string): Promise<{ active: number; unsubscribed: number; expired: number }> {
+  const result = await q.query<{ active: number | string; unsubscribed: number | string; expired: number | string }>(
+    `SELECT
+       COALESCE((SELECT active_subscribers FROM project_counters WHERE project_id = $1), 0) AS active,
+       (SELECT count(*) FROM subscribers WHERE project_id = $1 AND status = 'unsubscribed') AS unsubscribed,
+       (SELECT count(*) FROM subscribers WHERE project_id = $1 AND status = 'expired') AS expired`,
+    [projectId],
+  )
+  const row = result.rows[0]
+  return { active: Number(row.active), unsubscribed: Number(row.unsubscribed), expired: Number(row.expired) }
+}

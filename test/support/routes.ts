@@ -34,6 +34,7 @@ const notFound = (code: string) => ({ status: 404, code })
 
 export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'GET', path: '/v1/me', url: () => '/v1/me', foreign: { status: 200 } },
+  { method: 'PATCH', path: '/v1/me', url: () => '/v1/me', body: () => ({ default_icon: 'https://cdn.example.com/sweep.png' }), foreign: { status: 200 } },
   { method: 'GET', path: '/v1/groups', url: () => '/v1/groups', foreign: { status: 200 } },
   { method: 'POST', path: '/v1/groups', url: () => '/v1/groups', body: () => ({ name: 'security sweep' }), foreign: { status: 201 } },
   { method: 'PATCH', path: '/v1/groups/:id', url: (ids) => `/v1/groups/${ids.group}`, body: () => ({ name: 'taken over', description: null }), foreign: notFound('group_not_found') },
@@ -62,6 +63,7 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'GET', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
   { method: 'DELETE', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
   { method: 'GET', path: '/v1/subscribers', url: () => '/v1/subscribers', foreign: { status: 200 } },
+  { method: 'GET', path: '/v1/subscribers/counts', url: () => '/v1/subscribers/counts', foreign: { status: 200 } },
   { method: 'GET', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
   { method: 'DELETE', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
   {

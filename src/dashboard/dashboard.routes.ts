@@ -1,0 +1,45 @@
+// The dashboard (decisions.md §6): static pages at /dashboard that call the
+// project's own /v1 bearer routes, same-origin, with the API key the owner
+// signs in with. Plain HTML, CSS and ES modules from ./public: no build step.
+import { fileURLToPath } from 'node:url'
+import type { AppContext } from '../platform/context.ts'
+import type { App } from '../platform/http/app-type.ts'
+import { registerStaticFolder } from '../platform/http/static-files.ts'
+
+export const DASHBOARD_DIR = fileURLToPath(new URL('./public/', import.meta.url))
+
+/**
+ * The page holds an API key, so it runs only its own scripts and talks only to
+ * Herald: no inline script or style, no other origin to connect to, no
+ * framing (clickjacking), no <base> or form posts elsewhere. Images may come
+ * from any HTTPS URL (notification icons), data: URLs (an icon picked from
+ * disk, before upload) and Herald's own /icons, which live at HERALD_CDN_URL.
+ */
+export function dashboardCsp(cdnUrl: string): string {
+  const cdnOrigin = new URL(cdnUrl).origin
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "connect-src 'self'",
+    `img-src 'self' https: data: ${cdnOrigin}`,
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+}
+
+export function registerDashboardRoutes(app: App, ctx: AppContext): void {
+  registerStaticFolder(app, {
+    prefix: '/dashboard/',
+    dir: DASHBOARD_DIR,
+    // Always revalidated (a 304 when unchanged), so a new Herald version shows at once.
+    cacheControl: 'no-cache',
+    headers: {
+      'Content-Security-Policy': dashboardCsp(ctx.config.cdnUrl),
+      'Referrer-Policy': 'no-referrer',
+      'X-Frame-Options': 'DENY',
+    },
+    index: 'index.html',
+  })
+}

@@ -1,0 +1,94 @@
+// Herald's /v1 routes, same-origin, with the project's API key as a bearer
+// token. The key lives in sessionStorage (gone when the tab closes) and in
+// memory; it is never put in a URL.
+
+const STORAGE_KEY = 'herald.apiKey'
+let apiKey = null
+
+export function loadKey() {
+  try {
+    apiKey = sessionStorage.getItem(STORAGE_KEY)
+  } catch {
+    apiKey = null
+  }
+  return apiKey
+}
+
+export function setKey(key) {
+  apiKey = key
+  try {
+    sessionStorage.setItem(STORAGE_KEY, key)
+  } catch {
+    // Storage refused (private mode): the key stays in memory for this page.
+  }
+}
+
+export function clearKey() {
+  apiKey = null
+  try {
+    sessionStorage.removeItem(STORAGE_KEY)
+  } catch {
+    // Nothing stored.
+  }
+}
+
+/** An error answer from Herald: { error: { code, message, issues? } } (decisions.md §1). */
+export class ApiError extends Error {
+  constructor(status, code, message, details = {}) {
+    super(message)
+    this.status = status
+    this.code = code
+    this.issues = Array.isArray(details.issues) ? details.issues : []
+  }
+}
+
+/** Called when the key stops working mid-session (revoked): the app signs out. */
+let onUnauthorized = () => {}
+export function whenUnauthorized(handler) {
+  onUnauthorized = handler
+}
+
+/**
+ * One request. Resolves to the parsed JSON; rejects with an ApiError carrying
+ * Herald's own message, or a plain-words one when Herald could not be reached.
+ */
+export async function api(method, path, body, { key = apiKey, headers = {} } = {}) {
+  const init = { method, headers: { Accept: 'application/json', Authorization: `Bearer ${key}`, ...headers }, cache: 'no-store' }
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json'
+    init.body = JSON.stringify(body)
+  }
+  let response
+  try {
+    response = await fetch(path, init)
+  } catch {
+    throw new ApiError(0, 'network_error', 'Herald could not be reached. Check your connection and try again.')
+  }
+  const text = await response.text()
+  let data = null
+  try {
+    data = text ? JSON.parse(text) : null
+  } catch {
+    data = null
+  }
+  if (response.ok) return data
+  const error = data && data.error
+  const apiError = error && typeof error.message === 'string'
+    ? new ApiError(response.status, error.code, error.message, error)
+    : new ApiError(response.status, `http_${response.status}`, `Herald answered ${response.status} ${response.statusText}.`)
+  if (response.status === 401 && key === apiKey) onUnauthorized(apiError)
+  throw apiError
+}
+
+export const get = (path, options) => api('GET', path, undefined, options)
+export const post = (path, body, options) => api('POST', path, body, options)
+export const patch = (path, body, options) => api('PATCH', path, body, options)
+export const del = (path, body, options) => api('DELETE', path, body, options)
+
+/** Query string from an object, leaving out empty values. */
+export function query(params) {
+  const search = new URLSearchParams()
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value))
+  const text = search.toString()
+  return text ? `?${text}` : ''
+}

@@ -1,0 +1,137 @@
+// Settings: webhooks (the signing secret shown once, at creation), the
+// project's default icon (PATCH /v1/me), and the snippet to paste into the site.
+import { del, get, patch, post } from '../api.js'
+import { append, field, formatTime, h, readAsDataUrl, replace } from '../dom.js'
+import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, table } from '../ui.js'
+
+const EVENTS = ['delivered', 'failed', 'clicked', 'dismissed']
+
+export async function render(view, session, { flash }) {
+  const me = session.me
+  append(view, 
+    pageHeading('Settings'),
+    flash ? okBox(flash) : null,
+    await webhooksSection(),
+    iconSection(session),
+    snippetSection(me),
+  )
+}
+
+async function webhooksSection() {
+  const slot = h('div', { class: 'slot', id: 'webhook-message' })
+  const listSlot = h('div')
+
+  async function reload() {
+    const { webhooks } = await get('/v1/webhooks?limit=100')
+    replace(listSlot, table('Webhooks', ['URL', 'Events', 'Status', 'Created', 'Actions'],
+      webhooks.map((w) => h('tr', {},
+        h('td', { class: 'mono break' }, w.url),
+        h('td', {}, w.events.join(', ')),
+        h('td', {}, w.status),
+        h('td', {}, formatTime(w.created_at)),
+        h('td', {}, confirmButton('Delete', `Stop sending events to ${w.url}?`, async () => {
+          try {
+            await del(`/v1/webhooks/${w.id}`)
+            await reload()
+            show(slot, okBox('Webhook deleted.'))
+          } catch (error) {
+            show(slot, errorBox(error))
+          }
+        })),
+      )),
+      { emptyText: 'No webhooks. Add one to receive delivered, failed, clicked and dismissed events on your server.' }))
+  }
+
+  const url = h('input', { name: 'url', type: 'url', required: true, maxlength: '2048', placeholder: 'https://example.com/herald-events', autocomplete: 'off' })
+  const boxes = EVENTS.map((event) => h('input', { type: 'checkbox', name: 'events', value: event, checked: true, id: `event-${event}` }))
+  const form = h('form', { class: 'inline-form', id: 'add-webhook', novalidate: true },
+    field('Endpoint URL', url, 'HTTPS, on a public address. Deliveries are signed (Standard Webhooks) with the secret shown once below.'),
+    h('fieldset', { class: 'checks' }, h('legend', {}, 'Events'),
+      boxes.map((box) => h('label', { class: 'check', for: box.id }, box, ` ${box.value}`))),
+    h('button', { type: 'submit' }, 'Add webhook'),
+  )
+  onSubmit(form, slot, async () => {
+    const events = boxes.filter((b) => b.checked).map((b) => b.value)
+    const created = await post('/v1/webhooks', { url: url.value.trim(), events })
+    url.value = ''
+    await reload()
+    show(slot, h('div', { class: 'message ok secret', role: 'status' },
+      h('p', {}, 'Webhook added. Its signing secret is shown this once: copy it into your server’s configuration now.'),
+      h('label', { for: 'webhook-secret' }, 'Signing secret'),
+      h('input', { id: 'webhook-secret', class: 'mono', readonly: true, value: created.secret, onfocus: (e) => e.target.select() })))
+  })
+
+  await reload()
+  return h('section', { class: 'card', 'aria-labelledby': 'webhooks-title' }, h('h2', { id: 'webhooks-title' }, 'Webhooks'), slot, listSlot, form)
+}
+
+function iconSection(session) {
+  const slot = h('div', { class: 'slot', id: 'icon-message' })
+  const current = h('div', { class: 'current-icon', id: 'current-icon' })
+  function drawCurrent() {
+    const icon = session.me.default_icon
+    replace(current, icon
+      ? h('span', {}, h('img', { src: icon, alt: 'Current default icon', width: '48', height: '48' }), ' ', h('span', { class: 'mono break' }, icon))
+      : h('span', { class: 'muted' }, 'No default icon: notifications sent without an icon show none.'))
+  }
+  const url = h('input', { name: 'default_icon', type: 'text', inputmode: 'url', placeholder: 'https://…', autocomplete: 'off' })
+  const file = h('input', { name: 'default_icon_file', type: 'file', accept: 'image/png,image/jpeg,image/webp' })
+  const form = h('form', { class: 'inline-form', id: 'icon-form' },
+    field('Icon URL', url, 'An HTTPS URL, or upload a square PNG, JPEG or WebP (at most 256 KB) that Herald hosts.'),
+    field('…or upload a file', file),
+    h('button', { type: 'submit' }, 'Save icon'), ' ',
+    session.me.default_icon ? h('button', { type: 'button', class: 'secondary', onclick: () => save(null) }, 'Remove icon') : null,
+  )
+  async function save(value) {
+    show(slot, null)
+    try {
+      session.me = (await patch('/v1/me', { default_icon: value })).project
+      session.go('#/settings', value === null ? 'Default icon removed.' : 'Default icon saved.')
+    } catch (error) {
+      show(slot, errorBox(error))
+    }
+  }
+  onSubmit(form, slot, async () => {
+    const value = file.files[0] ? await readAsDataUrl(file.files[0]) : url.value.trim()
+    if (!value) throw new Error('Give an icon URL or pick a file.')
+    await save(value)
+  })
+  drawCurrent()
+  return h('section', { class: 'card', 'aria-labelledby': 'icon-title' },
+    h('h2', { id: 'icon-title' }, 'Default icon'),
+    h('p', {}, 'Shown on notifications sent without their own icon.'),
+    current, slot, form)
+}
+
+function snippetSection(me) {
+  // Herald serves this page, so its origin is Herald's base URL as the browser reaches it.
+  const base = location.origin
+  const pageCode = [
+    `<script src="${base}/sdk/herald.js"></script>`,
+    '<button type="button" id="notify-me">Get notifications</button>',
+    '<script>',
+    `  Herald.init({ project: '${me.id}' })`,
+    "  document.getElementById('notify-me').addEventListener('click', () => Herald.subscribe())",
+    '</script>',
+  ].join('\n')
+  const workerCode = `importScripts('${base}/sdk/sw.js')`
+  const block = (id, label, code) => [
+    h('h3', { id: `${id}-title` }, label),
+    h('pre', { class: 'code', id, tabindex: '0', 'aria-labelledby': `${id}-title` }, h('code', {}, code)),
+    h('button', { type: 'button', class: 'secondary small', onclick: async (e) => {
+      try {
+        await navigator.clipboard.writeText(code)
+        e.target.textContent = 'Copied'
+      } catch {
+        e.target.textContent = 'Select the text and copy it'
+      }
+    } }, 'Copy'),
+  ]
+  return h('section', { class: 'card', 'aria-labelledby': 'snippet-title' },
+    h('h2', { id: 'snippet-title' }, 'Add Herald to your site'),
+    h('p', {}, 'Two pieces: a script on your pages, and a one-line service worker file at the root of your site. Browsers ask for permission only when a visitor presses the button.'),
+    block('snippet-page', 'On your pages', pageCode),
+    block('snippet-worker', 'In /herald-sw.js, at the root of your site', workerCode),
+    h('p', { class: 'hint' }, `Project id ${me.id}. The page must be served over HTTPS (or from localhost).`),
+  )
+}
