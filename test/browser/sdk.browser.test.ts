@@ -191,6 +191,18 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
       expect(log.subscribeKeys).toEqual([other.vapidPublic, project.vapidPublic])
       expect(log.unsubscribed).toEqual([forOther.endpoint])
       expect((await api('GET', `/v1/subscribers/${ids[1]}`)).body.endpoint).toBe(forProject.endpoint)
+
+      // unsubscribe() for the first project now leaves the second project's subscription alone.
+      await page.evaluate(async (first) => {
+        window.Herald.init({ project: first })
+        await window.Herald.unsubscribe()
+      }, other.id)
+      expect((await fakePushLog(page)).unsubscribed).toEqual([forOther.endpoint])
+      expect((await api('GET', `/v1/subscribers/${ids[1]}`)).body.status).toBe('active')
+      expect(await page.evaluate(async (second) => {
+        window.Herald.init({ project: second })
+        return window.Herald.isSubscribed()
+      }, project.id)).toBe(true)
     } finally {
       await context.close()
     }

@@ -202,6 +202,16 @@
       }).then(function (results) {
         var subscription = results[0]
         var state = results[1]
+        if (subscription && !state) {
+          // Not stored for this project: only drop the subscription if it was made with this project's key.
+          return api('GET', '/v1/vapid-public-key').then(function (answer) {
+            return sameKey(subscription.options.applicationServerKey, base64urlToBytes(answer.vapid_public)) ? [subscription, null] : [null, null]
+          })
+        }
+        return results
+      }).then(function (results) {
+        var subscription = results[0]
+        var state = results[1]
         var endpoint = subscription ? subscription.endpoint : state && state.endpoint
         return (subscription ? subscription.unsubscribe() : Promise.resolve()).then(function () {
           return endpoint ? api('POST', '/v1/unsubscribe', { endpoint: endpoint }) : null
