@@ -29,8 +29,9 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
     site = await startSite({
       '/index.html': `<!doctype html><title>Shop</title><script src="${herald.url}/sdk/herald.js"></script><h1>Shop</h1>`,
       '/module.html': `<!doctype html><title>Shop</title><script type="module">
+        import * as all from '${herald.url}/sdk/herald.mjs'
         import Herald, { subscribe, isSubscribed } from '${herald.url}/sdk/herald.mjs'
-        window.HeraldModule = { Herald, subscribe, isSubscribed }
+        window.HeraldModule = { Herald, subscribe, isSubscribed, exports: Object.keys(all).sort(), same: Herald === window.Herald }
       </script><h1>Shop</h1>`,
       '/herald-sw.js': `importScripts('${herald.url}/sdk/sw.js')\n`,
     })
@@ -103,6 +104,9 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
     const { context, page } = await openPage('/module.html', { grant: true, subscriptions: [subscription] })
     try {
       await page.waitForFunction(() => 'HeraldModule' in window)
+      // The exports herald.d.ts declares, and the same object as the script tag's.
+      expect(await page.evaluate(() => (window as unknown as { HeraldModule: { exports: string[]; same: boolean } }).HeraldModule))
+        .toMatchObject({ exports: ['default', 'getPermission', 'init', 'isSubscribed', 'subscribe', 'unsubscribe'], same: true })
       const id = await page.evaluate(async (projectId) => {
         const { Herald, subscribe } = (window as unknown as { HeraldModule: { Herald: typeof window.Herald; subscribe: typeof window.Herald.subscribe } }).HeraldModule
         Herald.init({ project: projectId })
@@ -168,6 +172,58 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
       expect(error).toMatchObject({ code: 'project_not_found', status: 404 })
     } finally {
       await granted.context.close()
+    }
+  })
+
+  it("a subscription made with another project's key is replaced, not reused", async () => {
+    const other = await herald.t.project({ name: 'Other shop' })
+    const forOther = push.createSubscription({ applicationServerKey: other.vapidPublic })
+    const forProject = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/', { grant: true, subscriptions: [forOther, forProject] })
+    try {
+      const ids = await page.evaluate(async ({ first, second }) => {
+        window.Herald.init({ project: first })
+        const a = await window.Herald.subscribe()
+        window.Herald.init({ project: second })
+        return [a, await window.Herald.subscribe()]
+      }, { first: other.id, second: project.id })
+      const log = await fakePushLog(page)
+      expect(log.subscribeKeys).toEqual([other.vapidPublic, project.vapidPublic])
+      expect(log.unsubscribed).toEqual([forOther.endpoint])
+      expect((await api('GET', `/v1/subscribers/${ids[1]}`)).body.endpoint).toBe(forProject.endpoint)
+
+      // unsubscribe() for the first project now leaves the second project's subscription alone.
+      await page.evaluate(async (first) => {
+        window.Herald.init({ project: first })
+        await window.Herald.unsubscribe()
+      }, other.id)
+      expect((await fakePushLog(page)).unsubscribed).toEqual([forOther.endpoint])
+      expect((await api('GET', `/v1/subscribers/${ids[1]}`)).body.status).toBe('active')
+      expect(await page.evaluate(async (second) => {
+        window.Herald.init({ project: second })
+        return window.Herald.isSubscribed()
+      }, project.id)).toBe(true)
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('says so in a browser without web push', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    try {
+      await page.addInitScript(() => {
+        delete (window as unknown as { PushManager?: unknown }).PushManager
+      })
+      await page.goto(site.url)
+      const result = await page.evaluate(async (projectId) => {
+        window.Herald.init({ project: projectId })
+        const error = await window.Herald.subscribe().catch((e: { code: string }) => e.code)
+        return { permission: window.Herald.permission, subscribed: await window.Herald.isSubscribed(), error }
+      }, project.id)
+      expect(result).toEqual({ permission: 'unsupported', subscribed: false, error: 'unsupported' })
+    } finally {
+      await context.close()
     }
   })
 })

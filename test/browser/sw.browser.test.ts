@@ -43,16 +43,27 @@ describe.skipIf(!browserAvailable)('Herald service worker', () => {
     return { status: res.statusCode, body: res.json() }
   }
 
-  async function broadcast(notification: Record<string, unknown>): Promise<string> {
+  /**
+   * A real broadcast to every subscriber: resolves to its id and the push
+   * payload Herald actually sent (decisions.md §4), as the local push service
+   * decrypted it for `receiver`. That is what the tests hand to the worker.
+   */
+  let receiver: ReturnType<PushService['createSubscription']>
+  async function broadcast(notification: Record<string, unknown>): Promise<{ id: string; data: string; payload: Record<string, unknown> }> {
     const sent = await api('POST', '/v1/send', { target: { type: 'all' }, notification })
     expect(sent.status).toBe(202)
-    return sent.body.broadcast_id
+    const id = sent.body.broadcast_id as string
+    const push_ = await eventually(async () => push.receivedFor(receiver.endpoint).find((p) => (p.payload as { broadcast_id?: string }).broadcast_id === id), (p) => p !== undefined)
+    const payload = push_!.payload as Record<string, unknown>
+    return { id, data: JSON.stringify(payload), payload }
   }
 
   beforeAll(async () => {
     herald = await startHerald()
     project = await herald.t.project({ plan: 'hobby' })
     push = await startPushService()
+    receiver = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    expect((await api('POST', `/v1/subscribe?project=${project.id}`, receiver)).status).toBe(201)
     site = await startSite({
       '/index.html': '<!doctype html><title>Shop</title><h1>Shop</h1>',
       '/sale': '<!doctype html><title>Sale</title><h1>Sale</h1>',
@@ -126,9 +137,29 @@ self.addEventListener('push', (event) => {
     return { clicked: body.clicked as number, dismissed: body.dismissed as number }
   }
 
+  /**
+   * Dispatches a NotificationEvent for the notification tagged `tag` to the
+   * worker's real handlers and waits for the work they hand to waitUntil.
+   * A script-made event is untrusted, and on those the browser's waitUntil
+   * throws, so the event gets a waitUntil that collects the promises instead
+   * (the browser's own only keeps the worker alive until they settle).
+   * Resolves to the number of promises the handlers passed.
+   */
+  function notificationEvent(worker: Worker, type: 'notificationclick' | 'notificationclose', tag: string): Promise<number> {
+    return worker.evaluate(async ({ type, tag }) => {
+      const [notification] = await (self as unknown as ServiceWorkerGlobalScope).registration.getNotifications({ tag })
+      const event = new NotificationEvent(type, { notification })
+      const pending: Promise<unknown>[] = []
+      Object.defineProperty(event, 'waitUntil', { value: (promise: Promise<unknown>) => pending.push(promise) })
+      self.dispatchEvent(event)
+      await Promise.all(pending)
+      return pending.length
+    }, { type, tag })
+  }
+
   it('shows a push as its notification: title, body, icon, image, tag and data', async () => {
-    const id = await broadcast({ title: 'Sale', body: 'Half off today', url: '/sale', icon: 'https://cdn.example.com/icon.png', image: 'https://cdn.example.com/banner.png' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'Sale', body: 'Half off today', icon: 'https://cdn.example.com/icon.png', image: 'https://cdn.example.com/banner.png', url: '/sale' }))
+    const { id, data } = await broadcast({ title: 'Sale', body: 'Half off today', url: '/sale', icon: 'https://cdn.example.com/icon.png', image: 'https://cdn.example.com/banner.png' })
+    await deliver(data)
     const notification = await waitForTag(id)
     expect(notification).toEqual({
       title: 'Sale',
@@ -142,10 +173,14 @@ self.addEventListener('push', (event) => {
   })
 
   it('fetches the content of a fetch: true push from Herald before showing it', async () => {
-    const id = await broadcast({ title: 'Long read', body: 'x'.repeat(2000), url: 'https://shop.example.com/blog' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, fetch: true }))
+    // Long enough icon and image URLs make the JSON too big for one push record: Herald sends the stub.
+    const icon = `https://cdn.example.com/${'i'.repeat(1900)}.png`
+    const image = `https://cdn.example.com/${'b'.repeat(1900)}.png`
+    const { id, data, payload } = await broadcast({ title: 'Long read', body: 'x'.repeat(2000), url: 'https://shop.example.com/blog', icon, image })
+    expect(payload).toEqual({ v: 1, project_id: project.id, broadcast_id: id, fetch: true })
+    await deliver(data)
     const notification = await waitForTag(id)
-    expect(notification).toMatchObject({ title: 'Long read', body: 'x'.repeat(2000), data: { broadcast_id: id, url: 'https://shop.example.com/blog' } })
+    expect(notification).toEqual({ title: 'Long read', body: 'x'.repeat(2000), icon, image, tag: id, data: { herald: 1, broadcast_id: id, project_id: project.id, url: 'https://shop.example.com/blog' } })
     await closeAll()
   })
 
@@ -158,15 +193,14 @@ self.addEventListener('push', (event) => {
   })
 
   it('never shows the same broadcast twice in one browser', async () => {
-    const id = await broadcast({ title: 'Once', body: 'Only once' })
-    const payload = JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'Once', body: 'Only once', url: '/' })
+    const { id, data: payload } = await broadcast({ title: 'Once', body: 'Only once' })
     await deliver(payload)
     await waitForTag(id)
     await closeAll() // the visitor dismissed it; the same broadcast arrives again (a retried push)
     await deliver(payload)
     // A later broadcast shows: by then the repeat has been handled.
-    const later = await broadcast({ title: 'Later', body: 'Another one' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: later, title: 'Later', body: 'Another one', url: '/' }))
+    const { id: later, data: laterData } = await broadcast({ title: 'Later', body: 'Another one' })
+    await deliver(laterData)
     await waitForTag(later)
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect((await shown()).map((n) => n.tag)).toEqual([later])
@@ -174,8 +208,8 @@ self.addEventListener('push', (event) => {
   })
 
   it('on click: beacons clicked, and opens the url (or focuses the tab already there); on close: beacons dismissed', async () => {
-    const id = await broadcast({ title: 'Click me', body: 'Go to the sale', url: '/sale' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'Click me', body: 'Go to the sale', url: '/sale' }))
+    const { id, data } = await broadcast({ title: 'Click me', body: 'Go to the sale', url: '/sale' })
+    await deliver(data)
     await waitForTag(id)
     expect(await counts(id)).toEqual({ clicked: 0, dismissed: 0 })
 
@@ -198,32 +232,56 @@ self.addEventListener('push', (event) => {
         return focus.call(this)
       }
     })
-    const dispatch = (type: string, tag: string) => worker.evaluate(async ({ type, tag }) => {
-      const [notification] = await (self as unknown as ServiceWorkerGlobalScope).registration.getNotifications({ tag })
-      self.dispatchEvent(new NotificationEvent(type, { notification }))
-    }, { type, tag })
-
-    await dispatch('notificationclick', id)
+    expect(await notificationEvent(worker, 'notificationclick', id)).toBe(1)
     await eventually(() => counts(id), (c) => c.clicked === 1)
     const calls = () => worker.evaluate(() => (self as unknown as { __calls: string[] }).__calls)
     expect(await eventually(calls, (c) => c.length > 0)).toEqual([`open ${site.url}/sale`])
     expect(await shown()).toEqual([]) // the click closed it
 
     // A tab is already at the url: it is focused instead of a new one opened.
-    const home = await broadcast({ title: 'Home', body: 'Back home', url: '/' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: home, title: 'Home', body: 'Back home', url: '/' }))
+    const { id: home, data: homeData } = await broadcast({ title: 'Home', body: 'Back home', url: '/' })
+    await deliver(homeData)
     await waitForTag(home)
-    await dispatch('notificationclick', home)
+    expect(await notificationEvent(worker, 'notificationclick', home)).toBe(1)
     await eventually(() => counts(home), (c) => c.clicked === 1)
     expect(await eventually(calls, (c) => c.length > 1)).toEqual([`open ${site.url}/sale`, `focus ${site.url}/`])
 
     // Close: dismissed, once.
-    const closing = await broadcast({ title: 'Dismiss me', body: 'Close it' })
-    await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: closing, title: 'Dismiss me', body: 'Close it', url: '/' }))
+    const { id: closing, data: closingData } = await broadcast({ title: 'Dismiss me', body: 'Close it' })
+    await deliver(closingData)
     await waitForTag(closing)
-    await dispatch('notificationclose', closing)
+    expect(await notificationEvent(worker, 'notificationclose', closing)).toBe(1)
     expect(await eventually(() => counts(closing), (c) => c.dismissed === 1)).toEqual({ clicked: 0, dismissed: 1 })
     expect(await counts(id)).toEqual({ clicked: 1, dismissed: 0 })
+  })
+
+  it('with Herald unreachable it still shows a notification, and nothing reaches the console', async () => {
+    const { id } = await broadcast({ title: 'Offline', body: 'Herald is down' })
+    const worker = await serviceWorker()
+    const console_: string[] = []
+    worker.on('console', (message) => console_.push(`${message.type()}: ${message.text()}`))
+    await worker.evaluate(() => {
+      const problems: string[] = []
+      ;(self as unknown as { __problems: string[] }).__problems = problems
+      self.addEventListener('error', (event) => problems.push(`error: ${(event as ErrorEvent).message}`))
+      self.addEventListener('unhandledrejection', (event) => problems.push(`unhandled: ${String((event as PromiseRejectionEvent).reason)}`))
+      const original = self.fetch
+      ;(self as unknown as { __restoreFetch: () => void }).__restoreFetch = () => { self.fetch = original }
+      self.fetch = () => Promise.reject(new TypeError('Failed to fetch'))
+    })
+    try {
+      await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, fetch: true }))
+      expect(await waitForTag(id)).toMatchObject({ title: 'localhost', body: 'You have a new notification.' })
+      expect(await notificationEvent(worker, 'notificationclose', id)).toBe(1)
+      expect(await notificationEvent(worker, 'notificationclick', id)).toBe(1)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(await worker.evaluate(() => (self as unknown as { __problems: string[] }).__problems)).toEqual([])
+      expect(console_).toEqual([])
+      expect(await counts(id)).toEqual({ clicked: 0, dismissed: 0 }) // the beacons could not leave
+    } finally {
+      await worker.evaluate(() => (self as unknown as { __restoreFetch: () => void }).__restoreFetch())
+      await closeAll()
+    }
   })
 
   it("coexists with a site's own service worker: each side handles only its own pushes", async () => {
@@ -234,8 +292,8 @@ self.addEventListener('push', (event) => {
         await navigator.serviceWorker.register('/own/sw.js', { scope: '/own/' })
         await navigator.serviceWorker.ready
       })
-      const id = await broadcast({ title: 'From Herald', body: 'Hello' })
-      await deliver(JSON.stringify({ v: 1, project_id: project.id, broadcast_id: id, title: 'From Herald', body: 'Hello', url: '/' }), `${site.url}/own/`)
+      const { id, data } = await broadcast({ title: 'From Herald', body: 'Hello' })
+      await deliver(data, `${site.url}/own/`)
       await waitForTag(id, own)
       await deliver('site news', `${site.url}/own/`)
       await waitForTag('site-own', own)
@@ -253,12 +311,8 @@ self.addEventListener('push', (event) => {
           return original(input, init)
         }
       })
-      const close = (tag: string) => worker.evaluate(async (tag) => {
-        const [notification] = await (self as unknown as ServiceWorkerGlobalScope).registration.getNotifications({ tag })
-        self.dispatchEvent(new NotificationEvent('notificationclose', { notification }))
-      }, tag)
-      await close('site-own')
-      await close(id)
+      expect(await notificationEvent(worker, 'notificationclose', 'site-own')).toBe(0) // not Herald's: left alone
+      expect(await notificationEvent(worker, 'notificationclose', id)).toBe(1)
       await eventually(() => counts(id), (c) => c.dismissed === 1)
       expect(await worker.evaluate(() => (self as unknown as { __beacons: string[] }).__beacons)).toEqual([JSON.stringify({ type: 'dismissed', broadcast_id: id })])
       await closeAll(own)
@@ -281,8 +335,10 @@ self.addEventListener('push', (event) => {
     await worker.evaluate(installFakePushManager, [second, third])
     // The browser's event, dispatched to the real handler: Firefox passes the old
     // subscription, Chromium may pass neither (then the stored record is used).
-    const change = (old: { endpoint: string; key: string } | null) => worker.evaluate((old) => {
+    const change = (old: { endpoint: string; key: string } | null) => worker.evaluate(async (old) => {
       const event = new ExtendableEvent('pushsubscriptionchange')
+      const pending: Promise<unknown>[] = [] // see notificationEvent()
+      Object.defineProperty(event, 'waitUntil', { value: (promise: Promise<unknown>) => pending.push(promise) })
       const oldSubscription = old && {
         endpoint: old.endpoint,
         options: { applicationServerKey: Uint8Array.from(atob(old.key.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)).buffer },
@@ -290,6 +346,8 @@ self.addEventListener('push', (event) => {
       Object.defineProperty(event, 'oldSubscription', { value: oldSubscription })
       Object.defineProperty(event, 'newSubscription', { value: null })
       self.dispatchEvent(event)
+      await Promise.all(pending)
+      return pending.length
     }, old)
     const devices = async () => {
       const list = (await api('GET', '/v1/subscribers?external_id=user_9')).body.subscribers as { id: string; endpoint: string; status: string; group_ids: string[] }[]
@@ -298,7 +356,7 @@ self.addEventListener('push', (event) => {
     const active = { status: 'active', group_ids: [group.body.id] }
     const gone = { status: 'unsubscribed', group_ids: [group.body.id] }
 
-    await change({ endpoint: first.endpoint, key: project.vapidPublic })
+    expect(await change({ endpoint: first.endpoint, key: project.vapidPublic })).toBe(1)
     expect(await eventually(devices, (d) => d[first.endpoint]?.status === 'unsubscribed' && d[second.endpoint] !== undefined))
       .toEqual({ [first.endpoint]: gone, [second.endpoint]: active })
     expect((await fakePushLog(worker)).subscribeKeys).toEqual([project.vapidPublic])
@@ -309,7 +367,7 @@ self.addEventListener('push', (event) => {
     expect(push.receivedFor(second.endpoint)[0].payload).toMatchObject({ broadcast_id: sent.body.broadcast_id, title: 'Renewed' })
     expect(push.receivedFor(first.endpoint)).toEqual([])
 
-    await change(null)
+    expect(await change(null)).toBe(1)
     expect(await eventually(devices, (d) => d[second.endpoint]?.status === 'unsubscribed' && d[third.endpoint] !== undefined))
       .toEqual({ [first.endpoint]: gone, [second.endpoint]: gone, [third.endpoint]: active })
     expect((await fakePushLog(worker)).subscribeKeys).toEqual([project.vapidPublic, project.vapidPublic])

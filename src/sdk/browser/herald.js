@@ -61,10 +61,20 @@
     })
   }
 
-  // What the service worker needs to re-subscribe on its own: one record per project.
-  function saveState(state) { return stateRequest('readwrite', function (store) { return store.put(state, state.project) }) }
-  function loadState() { return stateRequest('readonly', function (store) { return store.get(config.project) }) }
-  function clearState() { return stateRequest('readwrite', function (store) { return store.delete(config.project) }) }
+  // What the service worker needs to re-subscribe on its own. One record: a
+  // browser's push subscription (per service worker) belongs to one project.
+  var STATE_KEY = 'subscription'
+  function saveState(state) { return stateRequest('readwrite', function (store) { return store.put(state, STATE_KEY) }) }
+  function loadState() {
+    return stateRequest('readonly', function (store) { return store.get(STATE_KEY) }).then(function (state) {
+      return state && state.project === config.project ? state : null
+    })
+  }
+  function clearState() {
+    return loadState().then(function (state) {
+      return state ? stateRequest('readwrite', function (store) { return store.delete(STATE_KEY) }) : undefined
+    })
+  }
 
   function api(method, path, body) {
     var url = BASE_URL + path + (path.indexOf('?') < 0 ? '?' : '&') + 'project=' + encodeURIComponent(config.project)
@@ -189,6 +199,16 @@
       return Promise.resolve().then(function () {
         requireReady()
         return Promise.all([currentSubscription(), loadState()])
+      }).then(function (results) {
+        var subscription = results[0]
+        var state = results[1]
+        if (subscription && !state) {
+          // Not stored for this project: only drop the subscription if it was made with this project's key.
+          return api('GET', '/v1/vapid-public-key').then(function (answer) {
+            return sameKey(subscription.options.applicationServerKey, base64urlToBytes(answer.vapid_public)) ? [subscription, null] : [null, null]
+          })
+        }
+        return results
       }).then(function (results) {
         var subscription = results[0]
         var state = results[1]

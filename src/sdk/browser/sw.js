@@ -13,6 +13,7 @@
   var BASE_URL = '__HERALD_BASE_URL__'
   // Shared with herald.js: 'state' holds what subscribe stored, 'shown' the broadcasts shown here.
   var DB_NAME = 'herald'
+  var STATE_KEY = 'subscription' // the one record herald.js writes in 'state'
   // Pushes live at most 4 weeks in a push service (api.md: ttl ≤ 2419200 s), so a
   // broadcast cannot arrive again after 30 days: older records are dropped.
   var SHOWN_KEEP_MS = 30 * 24 * 3600 * 1000
@@ -131,7 +132,7 @@
         return show(payload, resolved)
       }).catch(function () {
         return fallback(payload)
-      })
+      }).catch(function () {}) // not even the fallback could be shown (permission gone): nothing left to do
     })
   }
 
@@ -195,14 +196,9 @@
   // unsubscribe the old one. The project, external id and groups come from what
   // Herald.subscribe() stored on this origin.
   function resubscribe(event) {
-    return transaction('state', 'readonly', function (store) { return store.getAll() }).then(function (states) {
-      var oldEndpoint = event.oldSubscription ? event.oldSubscription.endpoint : null
-      var state = null
-      for (var i = 0; i < states.length; i++) {
-        if (!state || states[i].endpoint === oldEndpoint) state = states[i]
-      }
+    return transaction('state', 'readonly', function (store) { return store.get(STATE_KEY) }).then(function (state) {
       if (!state || state.base_url !== BASE_URL) return undefined // not subscribed through this Herald
-      oldEndpoint = oldEndpoint || state.endpoint
+      var oldEndpoint = (event.oldSubscription && event.oldSubscription.endpoint) || state.endpoint
       var key = (event.oldSubscription && event.oldSubscription.options && event.oldSubscription.options.applicationServerKey) ||
         base64urlToBytes(state.vapid_public)
       var next = event.newSubscription
@@ -211,7 +207,7 @@
       return next.then(function (subscription) {
         return subscribeToHerald(state, subscription).then(function (created) {
           var saved = Object.assign({}, state, { endpoint: subscription.endpoint, subscriber_id: created.id })
-          return transaction('state', 'readwrite', function (store) { return store.put(saved, saved.project) })
+          return transaction('state', 'readwrite', function (store) { return store.put(saved, STATE_KEY) })
         }).then(function () {
           if (oldEndpoint && oldEndpoint !== subscription.endpoint) return unsubscribeFromHerald(state, oldEndpoint)
           return undefined
