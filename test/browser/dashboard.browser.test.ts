@@ -8,6 +8,7 @@
 // run does not rewrite them).
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
+import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
@@ -28,6 +29,12 @@ async function screenshot(page: Page, name: string): Promise<void> {
   // Let images and fonts settle before the shot.
   await page.waitForLoadState('networkidle')
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true })
+}
+
+/** A square PNG, as a file picked from disk. */
+async function pngFile(name: string, background: string): Promise<{ name: string; mimeType: string; buffer: Buffer }> {
+  const svgIcon = `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="96"><rect width="96" height="96" rx="20" fill="${background}"/><text x="48" y="64" font-size="48" text-anchor="middle" fill="#fff" font-family="sans-serif" font-weight="bold">A</text></svg>`
+  return { name, mimeType: 'image/png', buffer: await sharp(Buffer.from(svgIcon)).png().toBuffer() }
 }
 
 /** 'YYYY-MM-DDTHH:mm' in the browser's (and this process's) time zone, for <input type="datetime-local">. */
@@ -158,7 +165,8 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await page.getByLabel('Title').fill('Spring sale')
     await page.getByLabel('Body').fill('Everything 20% off until Sunday.')
     await page.getByLabel('Link').fill('/sale')
-    await page.getByLabel('Icon', { exact: true }).fill('https://cdn.example.com/acme.png')
+    // An icon picked from disk: sent as a data URL, hosted by Herald under /icons.
+    await page.getByLabel('…or upload an icon file').setInputFiles(await pngFile('acme.png', '#e4572e'))
     await page.getByLabel('Send to').selectOption('group')
     await page.getByLabel('Group', { exact: true }).selectOption(groupId)
     await page.getByLabel('Urgency').selectOption('high')
@@ -167,7 +175,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     // The preview follows the form.
     expect(await page.locator('#preview .n-title').textContent()).toBe('Spring sale')
     expect(await page.locator('#preview .n-body').textContent()).toBe('Everything 20% off until Sunday.')
-    expect(await page.locator('#preview .n-icon').getAttribute('src')).toBe('https://cdn.example.com/acme.png')
+    await expect.poll(() => page.locator('#preview .n-icon').getAttribute('src')).toMatch(/^data:image\/png;base64,/)
     await screenshot(page, 'compose')
 
     push.reset()
@@ -196,17 +204,19 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
 
     // Herald's own record, and what the push service really received (decrypted).
     const broadcast = await api('GET', `/v1/broadcasts/${broadcastId}`)
+    const icon = broadcast.notification.icon as string
+    expect(icon).toMatch(new RegExp(`^${herald.url}/icons/[0-9a-f]{64}\\.png$`))
     expect(broadcast).toMatchObject({
       status: 'sent', source: 'dashboard', audience: 5, delivered: 5, failed: 0, ttl: 3600, urgency: 'high', topic: 'spring-sale',
       target: { type: 'group', group_id: groupId },
-      notification: { title: 'Spring sale', body: 'Everything 20% off until Sunday.', url: '/sale', icon: 'https://cdn.example.com/acme.png', image: null },
+      notification: { title: 'Spring sale', body: 'Everything 20% off until Sunday.', url: '/sale', icon, image: null },
     })
     expect(push.received).toHaveLength(5)
     for (const member of members) {
       const [received] = push.receivedFor(member.endpoint)
       expect(received.payload).toEqual({
         v: 1, project_id: project.id, broadcast_id: broadcastId,
-        title: 'Spring sale', body: 'Everything 20% off until Sunday.', icon: 'https://cdn.example.com/acme.png', url: '/sale',
+        title: 'Spring sale', body: 'Everything 20% off until Sunday.', icon, url: '/sale',
       })
       expect(received.headers).toMatchObject({ urgency: 'high', topic: 'spring-sale' })
     }
@@ -317,18 +327,25 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(stored[0].secret).toBe(secret)
     expect([...stored[0].events].sort()).toEqual(['clicked', 'delivered', 'failed'])
 
-    // The default icon, set from a URL through PATCH /v1/me.
+    // The default icon through PATCH /v1/me: an HTTPS URL first, then a file Herald hosts.
     await page.getByLabel('Icon URL').fill('https://cdn.example.com/default-icon.png')
     await page.getByRole('button', { name: 'Save icon' }).click()
     await page.getByText('Default icon saved.').waitFor()
     expect((await api('GET', '/v1/me')).project.default_icon).toBe('https://cdn.example.com/default-icon.png')
     expect(await page.locator('#current-icon img').getAttribute('src')).toBe('https://cdn.example.com/default-icon.png')
+    await page.getByLabel('…or upload a file').setInputFiles(await pngFile('default.png', '#1d4ed8'))
+    await page.getByRole('button', { name: 'Save icon' }).click()
+    const hosted = new RegExp(`^${herald.url}/icons/[0-9a-f]{64}\\.png$`)
+    await expect.poll(async () => (await api('GET', '/v1/me')).project.default_icon).toMatch(hosted)
+    await expect.poll(() => page.locator('#current-icon img').getAttribute('src')).toMatch(hosted)
+    const defaultIcon = (await api('GET', '/v1/me')).project.default_icon
+    await expect.poll(() => page.locator('#current-icon img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(96)
     // A bad one is refused in words, keeping the old one.
     await page.getByLabel('Icon URL').fill('http://insecure.example.com/icon.png')
     await page.getByRole('button', { name: 'Save icon' }).click()
     await page.locator('#icon-message [role=alert]').waitFor()
     expect(await page.locator('#icon-message').textContent()).toContain('default_icon')
-    expect((await api('GET', '/v1/me')).project.default_icon).toBe('https://cdn.example.com/default-icon.png')
+    expect((await api('GET', '/v1/me')).project.default_icon).toBe(defaultIcon)
 
     // The snippet names this Herald and this project.
     const snippet = await page.locator('#snippet-page').textContent()

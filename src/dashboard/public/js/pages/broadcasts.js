@@ -41,7 +41,7 @@ async function renderList(view, flash) {
       h('td', { class: 'num' }, formatNumber(b.clicked)),
       h('td', { class: 'num' }, formatNumber(b.dismissed)),
       h('td', { class: 'num' }, formatRate(b.clicked, b.delivered)),
-      h('td', {}, formatTime(b.scheduled_at && b.status === 'scheduled' ? b.scheduled_at : b.created_at)),
+      h('td', { class: 'when' }, formatTime(b.scheduled_at && b.status === 'scheduled' ? b.scheduled_at : b.created_at)),
     )
   }
 

@@ -48,7 +48,7 @@ export async function render(view, session) {
       h('td', {}, h('a', { href: `#/subscribers`, onclick: () => { session.subscriberFilter = { group_id: group.id } } }, group.name)),
       h('td', {}, group.description ?? h('span', { class: 'muted' }, '—')),
       h('td', { class: 'num' }, formatNumber(group.member_count)),
-      h('td', {}, formatTime(group.created_at)),
+      h('td', { class: 'when' }, formatTime(group.created_at)),
       actions,
     )
     function edit() {

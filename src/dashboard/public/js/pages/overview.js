@@ -43,7 +43,7 @@ export async function render(view, session, { flash }) {
           h('td', { class: 'num' }, formatNumber(b.audience)),
           h('td', { class: 'num' }, formatNumber(b.delivered)),
           h('td', { class: 'num' }, formatRate(b.clicked, b.delivered)),
-          h('td', {}, formatTime(b.created_at)),
+          h('td', { class: 'when' }, formatTime(b.created_at)),
         )),
         { emptyText: 'No broadcasts yet. Compose your first one.' }),
       recent.broadcasts.length ? h('p', {}, h('a', { href: '#/broadcasts' }, 'All broadcasts')) : null,

@@ -28,7 +28,7 @@ async function webhooksSection() {
         h('td', { class: 'mono break' }, w.url),
         h('td', {}, w.events.join(', ')),
         h('td', {}, w.status),
-        h('td', {}, formatTime(w.created_at)),
+        h('td', { class: 'when' }, formatTime(w.created_at)),
         h('td', {}, confirmButton('Delete', `Stop sending events to ${w.url}?`, async () => {
           try {
             await del(`/v1/webhooks/${w.id}`)
