@@ -150,6 +150,18 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect((await alert.textContent())?.length).toBeGreaterThan(10)
     expect((await api('GET', '/v1/groups')).groups).toHaveLength(1)
 
+    // A second group, deleted again: the first press only asks.
+    await page.getByLabel('Name', { exact: true }).fill('Temporary')
+    await page.getByRole('button', { name: 'Create group' }).click()
+    await page.getByText('Group “Temporary” created.').waitFor()
+    const temporary = (await api('GET', '/v1/groups')).groups.find((g: { name: string }) => g.name === 'Temporary')
+    const row = page.locator(`tr[data-group-id="${temporary.id}"]`)
+    await row.getByRole('button', { name: 'Delete' }).click()
+    expect((await api('GET', '/v1/groups')).groups).toHaveLength(2)
+    await row.getByRole('button', { name: 'Yes, delete' }).click()
+    await page.getByText('Group “Temporary” deleted.').waitFor()
+    expect((await api('GET', '/v1/groups')).groups.map((g: { id: string }) => g.id)).toEqual([groupId])
+
     // Five browsers of the local push service join it, as the SDK's subscribe({ groupIds }) does.
     members = []
     for (let i = 0; i < 5; i++) members.push(await subscribeBrowser(herald.t, project, push, { group_ids: [groupId], external_id: `customer-${i}` }))
@@ -162,6 +174,14 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
   it('composes a broadcast to the group with a live preview, sends it, and watches delivered climb to the total', async () => {
     await nav(page, 'Compose').click()
     await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor()
+    // Sent empty, the API's refusal is shown in words, field by field, and nothing is created.
+    await page.getByRole('button', { name: 'Send' }).click()
+    const refusal = page.locator('#compose-message [role=alert]')
+    await refusal.waitFor()
+    expect(await refusal.textContent()).toContain('notification.title')
+    expect(await refusal.textContent()).toContain('notification.body')
+    expect((await api('GET', '/v1/broadcasts')).broadcasts).toEqual([])
+
     await page.getByLabel('Title').fill('Spring sale')
     await page.getByLabel('Body').fill('Everything 20% off until Sunday.')
     await page.getByLabel('Link').fill('/sale')
