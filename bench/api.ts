@@ -1,5 +1,7 @@
-// API throughput: POST /v1/subscribe and POST /v1/send, requests per second,
-// measured with autocannon against `herald serve --role api` in its own process.
+// API throughput: POST /v1/subscribe, POST /v1/send, the POST /v1/events
+// beacon, and GET /v1/me alone and while garbage floods /v1/events, requests
+// per second, measured with autocannon against `herald serve --role api` in
+// its own process.
 import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
 import { startHerald } from './support.ts'
@@ -36,7 +38,7 @@ export async function benchApi(storage: Storage, serverUrl: string | undefined):
     env = { HERALD_DATA_DIR: dir }
     cleanup = async () => fs.rmSync(dir, { recursive: true, force: true })
   }
-  const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN }, 39_100)
+  const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN }, 0)
   try {
     const created = await fetch(`${herald.url}/admin/v1/projects`, {
       method: 'POST',
@@ -97,6 +99,41 @@ export async function benchApi(storage: Storage, serverUrl: string | undefined):
       body: JSON.stringify({ type: 'clicked', broadcast_id }),
     })
     report('POST /v1/events (click beacon)', events)
+
+    // Does a flood of garbage to the beacon slow the rest of the API? GET /v1/me
+    // (key check, project and usage reads) alone, then while other connections
+    // flood /v1/events with made-up project ids, made-up broadcasts of the real
+    // project (its limit is too high to stop them) and bodies that are not beacons.
+    const me = () =>
+      autocannon({
+        url: `${herald.url}/v1/me`,
+        connections: CONNECTIONS,
+        duration: DURATION_S,
+        headers: { authorization: `Bearer ${project.api_key}` },
+      })
+    report('GET /v1/me alone', await me())
+    let garbage = 0
+    const flood = autocannon({
+      url: herald.url,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      requests: [
+        {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          setupRequest: (request) => {
+            const kind = garbage++ % 3
+            const madeUp = randomBytes(13).toString('hex') // 26 characters of the ids' alphabet: well formed, and unknown
+            if (kind === 0) return { ...request, path: `/v1/events?project=prj_${madeUp}`, body: JSON.stringify({ type: 'clicked', broadcast_id: broadcast_id }) }
+            if (kind === 1) return { ...request, path: `/v1/events?project=${project.id}`, body: JSON.stringify({ type: 'clicked', broadcast_id: `bdc_${madeUp}` }) }
+            return { ...request, path: `/v1/events?project=${project.id}`, body: `{"type":"clicked","broadcast_id":${garbage}` }
+          },
+        },
+      ],
+    })
+    const [meUnderFlood, floodResult] = await Promise.all([me(), flood])
+    report('GET /v1/me during the flood', meUnderFlood)
+    report('  the flood: POST /v1/events garbage', floodResult)
   } finally {
     await herald.stop()
     await cleanup()

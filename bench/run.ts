@@ -48,7 +48,7 @@ if (values.only === undefined || values.only === 'fanout') {
   const subscriptions = await push.createSubscriptions(n)
   const results: FanoutResult[] = []
   for (const storage of storages) {
-    const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 39_000 + results.length, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv() })
+    const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv() })
     results.push(result)
     console.log(
       `  herald (${storage}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms, ` +

@@ -2,6 +2,7 @@
 // process, percentiles and memory readings.
 import { fork, spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import selfsigned from 'selfsigned'
 import path from 'node:path'
@@ -99,8 +100,18 @@ export interface HeraldProcess {
   stop(): Promise<void>
 }
 
-/** Starts `herald serve` (all roles) as its own process and waits for /readyz. */
+/** A TCP port free on 127.0.0.1 right now (other people's benchmarks may hold fixed ones). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** Starts `herald serve` (all roles) as its own process and waits for /readyz. Port 0: a free one. */
 export async function startHerald(env: Record<string, string>, port: number): Promise<HeraldProcess> {
+  if (port === 0) port = await freePort()
   // BENCH_PROFILE=dir writes a CPU profile of Herald's process there (and of its threads).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
   const nodeFlags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []
@@ -114,7 +125,8 @@ export async function startHerald(env: Record<string, string>, port: number): Pr
   for (;;) {
     try {
       const res = await fetch(`${url}/readyz`)
-      if (res.ok) break
+      // Answered by this child, not by something else that held the port (it would have exited).
+      if (res.ok && child.exitCode === null) break
     } catch {
       // not listening yet
     }

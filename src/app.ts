@@ -23,6 +23,7 @@ import { registerEventsRoutes } from './events/events.routes.ts'
 import { registerWebhooksRoutes } from './webhooks/webhooks.routes.ts'
 import { registerMediaRoutes } from './media/media.routes.ts'
 import { registerHealthRoutes } from './platform/http/health.routes.ts'
+import { registerSdkRoutes } from './sdk/sdk.routes.ts'
 import { registerDashboardRoutes } from './dashboard/dashboard.routes.ts'
 
 /** Default body limit; routes that take images (send, project icon) raise their own. */
@@ -110,6 +111,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerEventsRoutes(app, ctx)
   registerWebhooksRoutes(app, ctx)
   registerMediaRoutes(app, ctx)
+  registerSdkRoutes(app, ctx)
   registerDashboardRoutes(app, ctx)
 
   await app.ready()

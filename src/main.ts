@@ -12,15 +12,23 @@ const HELP = `herald: self-hosted web push notifications
   herald serve [--role api|worker|all]   run the service (default: all, in one process)
   herald db migrate                      apply database migrations and exit
 ${PROJECT_COMMANDS_HELP}
+  herald dev push-service [--port N] [--delay-ms N]
+                                         run a web push service on 127.0.0.1 for development:
+                                         hands out subscriptions, verifies VAPID, decrypts and
+                                         records every push, fails on request (default port
+                                         8090, delay 0 ms; prints how to use it)
+
 Configuration comes from the environment; see README.md.`
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
-  const config = loadConfig()
   if (!command || command === 'help' || command === '--help') {
     console.log(HELP)
     return 0
   }
+  // Needs neither configuration nor a database.
+  if (command === 'dev') return runDevCommand(rest)
+  const config = loadConfig()
   if (command === 'serve') {
     const { values } = parseArgs({ args: rest, options: { role: { type: 'string', default: 'all' } } })
     const role = values.role as Role
@@ -47,6 +55,35 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await db.close()
   }
+}
+
+/** Default port of `herald dev push-service`: fixed, so subscriptions stored in Herald stay valid across restarts of it. */
+const DEV_PUSH_SERVICE_PORT = 8090
+
+async function runDevCommand(args: string[]): Promise<number> {
+  if (args[0] !== 'push-service') {
+    console.error(`Unknown command "dev ${args.join(' ')}".\n\n${HELP}`)
+    return 2
+  }
+  const { values } = parseArgs({
+    args: args.slice(1),
+    options: { port: { type: 'string', default: String(DEV_PUSH_SERVICE_PORT) }, 'delay-ms': { type: 'string', default: '0' }, help: { type: 'boolean' } },
+  })
+  const { devPushServiceUsage, startDevPushService } = await import('./dev/push-service-control.ts')
+  if (values.help) {
+    console.log(devPushServiceUsage('http://127.0.0.1:<port>', 0))
+    return 0
+  }
+  const port = Number(values.port)
+  const delayMs = Number(values['delay-ms'])
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError(`--port must be a port number, got "${values.port}"`)
+  if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 600_000) throw new ConfigError(`--delay-ms must be 0 to 600000, got "${values['delay-ms']}"`)
+  const service = await startDevPushService({ port, delayMs })
+  console.log(devPushServiceUsage(service.url, delayMs))
+  const stop = () => void service.close().then(() => process.exit(0))
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  return -1 // keeps running
 }
 
 main(process.argv.slice(2)).then(

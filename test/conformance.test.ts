@@ -1316,7 +1316,19 @@ describe('decisions.md §6: URLs the service serves', () => {
     expect(res.json().error.code).toEqual(expect.any(String))
   })
 
-  it.todo('GET /sdk/herald.js and /sdk/sw.js serve the browser SDK and service worker (not built yet)')
+  it('GET /sdk/herald.js and /sdk/sw.js serve the browser SDK and service worker, pointed at {base_url}', async () => {
+    for (const [url, marker] of [['/sdk/herald.js', 'globalThis.Herald = Herald'], ['/sdk/sw.js', "addEventListener('push'"]]) {
+      const res = await t.app.inject({ method: 'GET', url })
+      expect(res.statusCode, url).toBe(200)
+      expect(res.headers['content-type'], url).toBe('text/javascript; charset=utf-8')
+      expect(res.headers['access-control-allow-origin'], url).toBe('*')
+      expect(res.headers['cache-control'], url).toMatch(/max-age=\d+/)
+      expect(res.headers.etag, url).toEqual(expect.any(String))
+      expect(res.body, url).toContain(marker)
+      expect(res.body, url).toContain(`'${t.ctx.config.publicUrl}'`)
+      expect(res.body, url).not.toContain('__HERALD_BASE_URL__')
+    }
+  })
   it('GET /dashboard serves the dashboard: HTML under a strict CSP, revalidated, with every script and stylesheet it names', async () => {
     for (const url of ['/dashboard', '/dashboard/']) {
       const res = await t.app.inject({ method: 'GET', url })

@@ -29,6 +29,9 @@ export class EncryptPool {
         minThreads: this.threads,
         maxThreads: this.threads,
         idleTimeout: 60_000,
+        // Not the process's flags: `--import tsx` would load a TypeScript loader
+        // (and its hooks thread) into every encryption thread for nothing.
+        execArgv: [],
       })
     }
     return this.pool

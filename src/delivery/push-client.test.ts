@@ -1,5 +1,7 @@
 // The push client against a real push service on localhost: HTTP/2 when the
 // push service speaks it, connections reused, addresses checked at connect.
+import https from 'node:https'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import selfsigned from 'selfsigned'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
@@ -10,6 +12,7 @@ import { VapidTokenCache } from './vapid.ts'
 
 let tlsPush: PushService
 let cert: string
+let key: string
 const vapid = generateVapidKeys()
 const tokens = new VapidTokenCache()
 
@@ -20,11 +23,21 @@ beforeAll(async () => {
     extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
   })
   cert = pems.cert
+  key = pems.private
   tlsPush = await startPushService({ tls: { key: pems.private, cert: pems.cert } })
 })
 afterAll(async () => {
   await tlsPush.close()
 })
+
+function pushRequest(endpoint: string) {
+  const url = new URL(endpoint)
+  return {
+    endpoint: url,
+    body: Buffer.from('not read'),
+    headers: { TTL: '60', Authorization: tokens.get('prj_test', vapid, url, 'mailto:ops@example.com') },
+  }
+}
 
 async function pushVia(client: PushClient, push: PushService): Promise<string> {
   const sub = push.createSubscription()
@@ -43,6 +56,8 @@ async function pushVia(client: PushClient, push: PushService): Promise<string> {
   return push.receivedFor(sub.endpoint)[0].httpVersion
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 describe('PushClient', () => {
   it('speaks HTTP/2 to an HTTPS push service that offers it', async () => {
     const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true })
@@ -56,6 +71,59 @@ describe('PushClient', () => {
     await client.close()
   })
 
+  it('falls back to HTTP/1.1 on an HTTPS push service that does not offer h2', async () => {
+    const versions: string[] = []
+    const server = https.createServer({ key, cert }, (req, res) => {
+      versions.push(req.httpVersion)
+      req.resume()
+      req.on('end', () => res.writeHead(201).end())
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true })
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/push/x`
+    const outcomes = await Promise.all([1, 2, 3].map(() => client.send(pushRequest(url))))
+    expect(outcomes).toEqual([1, 2, 3].map(() => ({ kind: 'delivered', status: 201 })))
+    expect(versions).toEqual(['1.1', '1.1', '1.1'])
+    await client.close()
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+
+  it('carries many pushes at once over a few h2 sessions, each answered with its own status', async () => {
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true, http2Sessions: 2 })
+    const subs = Array.from({ length: 300 }, () => tlsPush.createSubscription())
+    const gone = subs.slice(0, 30)
+    for (const sub of gone) tlsPush.fail(sub.endpoint, { status: 410 })
+    const outcomes = await Promise.all(subs.map((sub) => client.send({
+      endpoint: new URL(sub.endpoint),
+      body: encryptPayload(Buffer.from('{"v":1}'), sub.keys),
+      headers: {
+        TTL: '60',
+        'Content-Encoding': 'aes128gcm',
+        'Content-Type': 'application/octet-stream',
+        Authorization: tokens.get('prj_test', vapid, new URL(sub.endpoint), 'mailto:ops@example.com'),
+      },
+    })))
+    expect(outcomes.slice(0, 30).every((outcome) => outcome.kind === 'gone')).toBe(true)
+    expect(outcomes.slice(30).every((outcome) => outcome.kind === 'delivered')).toBe(true)
+    for (const sub of subs.slice(30)) expect(tlsPush.receivedFor(sub.endpoint).map((push) => push.httpVersion)).toEqual(['2.0'])
+    await client.close()
+  })
+
+  it('over h2: 429 pauses the origin, and a hanging push times out as retry', async () => {
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: true, timeoutMs: 500 })
+    const hanging = tlsPush.createSubscription()
+    tlsPush.fail(hanging.endpoint, { hang: true })
+    const hung = await client.send(pushRequest(hanging.endpoint))
+    expect(hung).toMatchObject({ kind: 'retry', status: null })
+    const limited = tlsPush.createSubscription()
+    tlsPush.fail(limited.endpoint, { status: 429, retryAfter: 30 })
+    expect(await client.send(pushRequest(limited.endpoint))).toEqual({ kind: 'retry', status: 429, retryAfterMs: 30_000 })
+    const other = tlsPush.createSubscription()
+    expect(client.pausedFor(new URL(other.endpoint))).toBeGreaterThan(29_000)
+    await client.close()
+  })
+
   it('refuses to connect to a private address unless allowed, without sending', async () => {
     const client = new PushClient({ ca: cert, timeoutMs: 2000 })
     const before = tlsPush.requests
@@ -66,6 +134,35 @@ describe('PushClient', () => {
     expect(outcome.kind).toBe('rejected')
     expect(tlsPush.requests).toBe(before)
     await client.close()
+  })
+
+  it('keeps at most its connection count in flight per origin, and a hanging origin does not hold back another', async () => {
+    const hanging = await startPushService()
+    const fine = await startPushService()
+    const client = new PushClient({ allowPrivateAddresses: true, connectionsPerOrigin: 2, timeoutMs: 1500 })
+    const request = (push: PushService, hang: boolean) => {
+      const sub = push.createSubscription()
+      if (hang) push.fail(sub.endpoint, { hang: true })
+      const endpoint = new URL(sub.endpoint)
+      return client.send({
+        endpoint,
+        body: encryptPayload(Buffer.from('{"v":1}'), sub.keys),
+        headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') },
+      })
+    }
+    const stuck = Array.from({ length: 5 }, () => request(hanging, true))
+    await sleep(200)
+    // Two sent, three waiting in Herald (not queued on the push service's sockets).
+    expect(hanging.requests).toBe(2)
+    const other = await Promise.all(Array.from({ length: 4 }, () => request(fine, false)))
+    expect(other.map((o) => o.kind)).toEqual(['delivered', 'delivered', 'delivered', 'delivered'])
+    expect(hanging.requests).toBe(2)
+    // Each waiting send goes out when a slot frees (here: the hanging ones time out).
+    const outcomes = await Promise.all(stuck)
+    expect(outcomes.every((o) => o.kind === 'retry')).toBe(true)
+    expect(hanging.requests).toBe(5)
+    await client.close()
+    await Promise.all([hanging.close(), fine.close()])
   })
 
   it('classifies answers and reads Retry-After', () => {

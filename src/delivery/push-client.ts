@@ -1,9 +1,14 @@
 // Sends encrypted pushes to push services. One connection pool per push
-// service origin, reused across broadcasts and projects; HTTP/2 negotiated on
-// HTTPS origins that offer it. Every connection checks the address it actually
+// service origin, reused across broadcasts and projects; HTTP/2 (node:http2)
+// on HTTPS origins that offer it, when turned on. Every connection checks the address it actually
 // reaches (a DNS answer that turns private is refused), and a push service
 // that answered 429 is left alone until its Retry-After has passed.
-import { Pool } from 'undici'
+// Pushes in flight are capped per origin at its connection count: the rest
+// wait here, as a closure each, rather than as undici requests queued in the
+// pool (several KB each; thousands of them were most of a fan-out's heap). The
+// cap is per origin so that a push service that hangs holds only its own slots.
+import { Pool, type Dispatcher } from 'undici'
+import { Http2Origin, NoHttp2Error } from './http2-origin.ts'
 import { parseRetryAfterMs } from '../platform/outbound/http-client.ts'
 import { NOT_PUBLIC_CODE, publicOnlyConnector } from '../platform/outbound/public-connect.ts'
 
@@ -31,16 +36,25 @@ export interface PushClientOptions {
   allowPrivateAddresses?: boolean
   /** Wait used when a 429 carries no usable Retry-After. Default 60 s. */
   defaultRetryAfterMs?: number
-  /** Offer HTTP/2 (ALPN) to HTTPS push services. Default true. */
+  /** Offer HTTP/2 (ALPN) to HTTPS push services, through node:http2 sessions. Default true. */
   http2?: boolean
+  /** HTTP/2 sessions (TLS connections) per origin, streams spread over them. Default 4. */
+  http2Sessions?: number
   /** Extra CA certificate (PEM) to trust, for push services with a private certificate (tests). */
   ca?: string
 }
 
 interface Origin {
+  /** HTTP/1.1 keep-alive connections: for http: origins and HTTPS ones without h2. */
   pool: Pool
+  /** Set while the origin may speak h2; dropped once it answers ALPN without it. */
+  h2: Http2Origin | null
   /** Epoch ms before which nothing is sent to this origin (after a 429). */
   pausedUntil: number
+  /** Requests sent and not yet answered (at most the connection count). */
+  inFlight: number
+  /** Sends waiting for one of those to finish, first come first served. */
+  waiting: Array<() => void>
 }
 
 /** Retry-After (seconds or an HTTP date) in ms from now; null when absent or unreadable. */
@@ -55,6 +69,42 @@ export function classify(status: number, retryAfterMs: number | null): PushOutco
   return { kind: 'rejected', status }
 }
 
+/**
+ * One request through the pool's dispatcher, keeping only the status and
+ * Retry-After of the answer and discarding its body as it arrives. The same as
+ * pool.request() with the body dumped, without a body stream and its buffers
+ * per push: fewer objects alive per push in flight, so less heap in a fan-out.
+ */
+function dispatch(pool: Pool, options: Dispatcher.DispatchOptions): Promise<{ statusCode: number; retryAfter: string | string[] | undefined }> {
+  return new Promise((resolve, reject) => {
+    let statusCode = 0
+    let retryAfter: string | string[] | undefined
+    // The handler methods undici 7's Pool checks for (it refuses a handler of only the newer onResponse* ones).
+    pool.dispatch(options, {
+      onConnect() {},
+      onHeaders(status, rawHeaders) {
+        statusCode = status
+        for (let i = 0; i < rawHeaders.length; i += 2) {
+          if (rawHeaders[i].length === 11 && rawHeaders[i].toString('latin1').toLowerCase() === 'retry-after') {
+            retryAfter = rawHeaders[i + 1].toString('latin1')
+          }
+        }
+        return true
+      },
+      onData() {
+        // the answer's body is not needed; read and dropped so the connection is reused
+        return true
+      },
+      onComplete() {
+        resolve({ statusCode, retryAfter })
+      },
+      onError(err) {
+        reject(err)
+      },
+    })
+  })
+}
+
 export class PushClient {
   private readonly origins = new Map<string, Origin>()
   private readonly timeoutMs: number
@@ -62,6 +112,7 @@ export class PushClient {
   private readonly allowPrivate: boolean
   private readonly defaultRetryAfterMs: number
   private readonly http2: boolean
+  private readonly http2Sessions: number
   private readonly ca: string | undefined
 
   constructor(options: PushClientOptions = {}) {
@@ -70,6 +121,7 @@ export class PushClient {
     this.allowPrivate = options.allowPrivateAddresses ?? false
     this.defaultRetryAfterMs = options.defaultRetryAfterMs ?? 60_000
     this.http2 = options.http2 ?? true
+    this.http2Sessions = options.http2Sessions ?? 4
     this.ca = options.ca
   }
 
@@ -83,13 +135,15 @@ export class PushClient {
         keepAliveTimeout: 60_000,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        allowH2: https && this.http2,
         // Unless allowed, sockets open only to public addresses, judged when connecting (DNS can change).
         connect: this.allowPrivate
           ? { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) }
-          : publicOnlyConnector({ timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}), allowH2: https && this.http2 }),
+          : publicOnlyConnector({ timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) }),
       })
-      origin = { pool, pausedUntil: 0 }
+      const h2 = https && this.http2
+        ? new Http2Origin(url, { timeoutMs: this.timeoutMs, allowPrivateAddresses: this.allowPrivate, sessions: this.http2Sessions, ca: this.ca })
+        : null
+      origin = { pool, h2, pausedUntil: 0, inFlight: 0, waiting: [] }
       this.origins.set(url.origin, origin)
     }
     return origin
@@ -103,20 +157,26 @@ export class PushClient {
 
   async send(request: PushRequest): Promise<PushOutcome> {
     const origin = this.origin(request.endpoint)
+    if (origin.inFlight >= this.connections) await new Promise<void>((resolve) => origin.waiting.push(resolve))
+    else origin.inFlight++
+    try {
+      return await this.sendNow(origin, request)
+    } finally {
+      // The slot passes straight to the next waiter (inFlight stays the same), or is freed.
+      const next = origin.waiting.shift()
+      if (next) next()
+      else origin.inFlight--
+    }
+  }
+
+  private async sendNow(origin: Origin, request: PushRequest): Promise<PushOutcome> {
     const paused = origin.pausedUntil - Date.now()
     if (paused > 0) return { kind: 'retry', status: 429, retryAfterMs: paused }
     try {
-      const response = await origin.pool.request({
-        method: 'POST',
-        path: request.endpoint.pathname + request.endpoint.search,
-        headers: request.headers,
-        body: request.body,
-      })
-      // The answer's body is not needed, but must be read so the connection can be reused.
-      await response.body.dump()
-      const retryAfterMs = parseRetryAfter(response.headers['retry-after'])
-      const outcome = classify(response.statusCode, retryAfterMs)
-      if (response.statusCode === 429) {
+      const response = await this.post(origin, request)
+      const retryAfterMs = parseRetryAfter(response.retryAfter)
+      const outcome = classify(response.status, retryAfterMs)
+      if (response.status === 429) {
         const wait = retryAfterMs ?? this.defaultRetryAfterMs
         origin.pausedUntil = Math.max(origin.pausedUntil, Date.now() + wait)
         return { kind: 'retry', status: 429, retryAfterMs: wait }
@@ -131,8 +191,29 @@ export class PushClient {
     }
   }
 
+  /** One POST over h2 when the origin speaks it, else over the HTTP/1.1 pool. */
+  private async post(origin: Origin, request: PushRequest): Promise<{ status: number; retryAfter: string | string[] | undefined }> {
+    const path = request.endpoint.pathname + request.endpoint.search
+    if (origin.h2) {
+      try {
+        const answer = await origin.h2.request(path, request.headers, request.body)
+        return { status: answer.status, retryAfter: answer.headers['retry-after'] }
+      } catch (err) {
+        if (!(err instanceof NoHttp2Error)) throw err
+        const h2 = origin.h2
+        origin.h2 = null
+        void h2?.close()
+      }
+    }
+    const response = await dispatch(origin.pool, { method: 'POST', path, headers: request.headers, body: request.body })
+    return { status: response.statusCode, retryAfter: response.retryAfter }
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.origins.values()].map((origin) => origin.pool.close().catch(() => undefined)))
+    await Promise.all([...this.origins.values()].map((origin) => Promise.all([
+      origin.pool.close().catch(() => undefined),
+      origin.h2?.close(),
+    ])))
     this.origins.clear()
   }
 }

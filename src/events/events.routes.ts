@@ -2,12 +2,25 @@
 // It always answers 202 { ok: true }: a dropped event (no project, unknown
 // project, someone else's broadcast, bad body, over the rate limit) looks the
 // same as a recorded one, so the endpoint tells a prober nothing. Errors thrown
-// here are turned into that same 202 by the platform error handler.
+// before the handler (body parsing, validation) are turned into that same 202
+// by the platform error handler.
+//
+// It is the most exposed route, so it is cheap: ids of the wrong shape are
+// dropped before any query, the project and broadcast checks come from
+// bounded caches (beacon-lookups.ts), and concurrent beacons share one
+// transaction (beacon-writer.ts). The 202 is sent once the beacon's
+// transaction has committed; when the database fails, the answer is 500
+// internal_error instead, so nothing acknowledged is ever lost.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import type { AppContext } from '../platform/context.ts'
+import { AppError } from '../platform/errors.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { enforceRateLimit, projectFromQuery } from '../platform/http/auth.ts'
-import { recordBeaconEvent } from './events.service.ts'
+import { enforceRateLimit } from '../platform/http/auth.ts'
+import { isWellFormedId } from '../platform/ids.ts'
+import { BeaconLookups } from './beacon-lookups.ts'
+import { BeaconWriter } from './beacon-writer.ts'
+import { recordBeacons, type Beacon } from './events.service.ts'
 import { AcceptedResponse, EventBody, EventsQuery } from './events.schemas.ts'
 
 /** A beacon is a few short fields; anything near this size is not one. */
@@ -16,13 +29,24 @@ export const EVENTS_BODY_LIMIT = 4 * 1024
 const ACCEPTED = { ok: true } as const
 
 export function registerEventsRoutes(app: App, ctx: AppContext): void {
+  const lookups = new BeaconLookups(ctx.db)
+  const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(ctx.db, beacons))
+  // Beacons already accepted into a batch are written before the database closes.
+  app.addHook('onClose', async () => writer.close())
+
   // Its own plugin scope, so the text/plain parser below applies to this route only.
   app.register(async (plugin) => {
     const scope = plugin.withTypeProvider<TypeBoxTypeProvider>()
     // navigator.sendBeacon with a string sends text/plain (a CORS-safelisted
     // type, so no preflight): the same JSON, under another content type.
-    scope.removeContentTypeParser('text/plain')
-    scope.addContentTypeParser('text/plain', { parseAs: 'string' }, scope.getDefaultJsonParser('error', 'error'))
+    // A body that is not JSON becomes null, which fails the schema and gets
+    // the usual 202: a parser error would make Fastify close the connection,
+    // so each garbage beacon would cost a new connection as well.
+    const json = scope.getDefaultJsonParser('error', 'error')
+    scope.removeContentTypeParser(['application/json', 'text/plain'])
+    scope.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, (request, body, done) =>
+      json(request, body as string, (err, value) => done(null, err ? null : value)),
+    )
 
     scope.post('/v1/events', {
       bodyLimit: EVENTS_BODY_LIMIT,
@@ -40,12 +64,24 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
       },
     }, async (request, reply) => {
       reply.code(202)
-      const project = await projectFromQuery(ctx, request)
-      if (!project) return ACCEPTED
-      request.project = project
-      if (!(await enforceRateLimit(ctx, request, reply))) return ACCEPTED
-      await recordBeaconEvent(ctx.db, project.id, request.body)
-      return ACCEPTED
+      const projectId = request.query.project
+      const { broadcast_id, type } = request.body
+      if (!isWellFormedId('prj', projectId) || !isWellFormedId('bdc', broadcast_id)) return ACCEPTED
+      try {
+        const project = await lookups.project(projectId)
+        if (!project) return ACCEPTED
+        if (!(await enforceRateLimit(ctx, request, reply, project))) return ACCEPTED
+        if (!(await lookups.isProjectsBroadcast(project.id, broadcast_id))) return ACCEPTED
+        await writer.record({ project_id: project.id, broadcast_id, type })
+        return ACCEPTED
+      } catch (err) {
+        // Not a 202: the beacon was not recorded, and the service worker may send it again.
+        request.log.error({ err }, 'recording a beacon failed')
+        const body = new AppError('internal_error', undefined, { request_id: request.id }).toBody()
+        // The route's schema only knows its 202: this one answer goes out untyped.
+        ;(reply as FastifyReply).code(500).send(body)
+        return
+      }
     })
   })
 }

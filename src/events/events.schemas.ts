@@ -7,7 +7,7 @@ export const EventsQuery = Type.Object({
 export const EventBody = Type.Object(
   {
     type: Type.Union([Type.Literal('clicked'), Type.Literal('dismissed')]),
-    broadcast_id: Type.String({ pattern: '^bdc_', maxLength: 64, description: 'The broadcast the notification came from.' }),
+    broadcast_id: Type.String({ pattern: '^bdc_[0-9a-hjkmnp-tv-z]{26}$', description: 'The broadcast the notification came from.' }),
     // Accepted and ignored: click and dismiss events are correlated by
     // broadcast_id only (api.md 4.10 rule 3), so a receiver id is never stored.
     subscriber_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The receiver, if known; not stored.' })),

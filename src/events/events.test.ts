@@ -170,6 +170,14 @@ describe('POST /v1/events drops silently, answering 202', () => {
     expect(await counts(bdcLimited)).toEqual({ clicked: 0, dismissed: 0 })
   })
 
+  it('bad JSON does not cost the client its connection (Fastify closes it after a parser error)', async () => {
+    for (const [payload, type] of [['{"type": "clicked",', 'application/json'], ['clicked', 'text/plain'], ['', 'application/json']]) {
+      const res = await post({ url: `/v1/events?project=${a.id}`, payload, headers: { 'content-type': type } })
+      expectAccepted(res)
+      expect(res.headers.connection).not.toBe('close')
+    }
+  })
+
   it('a body just under 4 KB is still read', async () => {
     const payload = JSON.stringify({ type: 'clicked', broadcast_id: bdcA, pad: 'x'.repeat(3900) })
     expect(payload.length).toBeLessThanOrEqual(4096)

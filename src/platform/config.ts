@@ -22,9 +22,11 @@ export const DEFAULT_WORKER_CONCURRENCY = 8
 /** Connections per push service origin: at ~50 ms a round trip, 256 HTTP/1.1 connections carry ~5,000 pushes/s. */
 export const DEFAULT_PUSH_CONNECTIONS = 256
 /**
- * HTTP/2 to push services is off by default: undici's HTTP/2 client measured
- * slower than its HTTP/1.1 pool here (1,496 vs 2,105 pushes/s, npm run bench,
- * 20,000 subscribers). It works and is tested; turn it on to use fewer connections.
+ * HTTP/2 to push services (node:http2 sessions, 4 per origin) is off by
+ * default: on the bench it pushes as fast as the HTTP/1.1 pool (within the
+ * noise) but its peak RSS is ~60 MB higher (316 vs 250 MB at 20,000), and the
+ * memory bar matters more. It works and is tested; turn it on to use 4 TLS
+ * connections per push service instead of up to HERALD_PUSH_CONNECTIONS.
  */
 export const DEFAULT_PUSH_HTTP2 = false
 /** A worker killed mid-job holds it this long at most before another worker takes it over. */

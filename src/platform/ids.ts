@@ -31,3 +31,10 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
 export function isId(prefix: IdPrefix, value: unknown): value is string {
   return typeof value === 'string' && value.startsWith(`${prefix}_`) && value.length <= 64
 }
+
+/** True when value has exactly the shape newId gives (prefix, 26 base32 characters): garbage is refused before any query. */
+export function isWellFormedId(prefix: IdPrefix, value: unknown): value is string {
+  return typeof value === 'string' && value.length === prefix.length + 27 && value.startsWith(`${prefix}_`) && WELL_FORMED_TAIL.test(value.slice(prefix.length + 1))
+}
+
+const WELL_FORMED_TAIL = /^[0-9a-hjkmnp-tv-z]{26}$/

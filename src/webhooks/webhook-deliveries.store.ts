@@ -36,6 +36,28 @@ export async function enqueueDeliveriesForEvents(q: Queryable, projectId: string
   return written
 }
 
+/**
+ * The same for events of several projects at once (the beacon route writes
+ * beacons of any project in one transaction): still one statement, each
+ * event matched against its own project's active endpoints only.
+ */
+export async function enqueueDeliveriesForEventsOfProjects(q: Queryable, events: Array<EventRef & { project_id: string }>): Promise<number> {
+  if (events.length === 0) return 0
+  const result = await q.query<{ n: number }>(
+    `WITH inserted AS (
+       INSERT INTO webhook_deliveries (webhook_id, event_id)
+       SELECT w.id, e.id
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, project_id)
+         JOIN webhooks w ON w.project_id = e.project_id AND w.status = 'active' AND e.type = ANY (w.events)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM inserted`,
+    [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.project_id)],
+  )
+  const written = result.rows[0]?.n ?? 0
+  if (written > 0) q.notifyAfterCommit(WEBHOOKS_CHANNEL)
+  return written
+}
+
 /** A claimed delivery with what sending it needs: the endpoint and the event. */
 export interface ClaimedDelivery {
   id: number
@@ -112,6 +134,20 @@ export async function completeDeliveries(q: Queryable, ids: number[], workerId: 
      UPDATE webhooks w SET failing_since = NULL
       WHERE w.id IN (SELECT webhook_id FROM done) AND w.failing_since IS NOT NULL`,
     [ids, workerId],
+  )
+}
+
+/**
+ * Hands claimed deliveries back without an attempt (held too long in memory,
+ * their endpoint asked to wait, or the dispatcher is stopping): due again
+ * after delayMs, and the claim's attempt is not counted.
+ */
+export async function releaseDeliveries(q: Queryable, ids: number[], workerId: string, delayMs: number): Promise<void> {
+  await q.query(
+    `UPDATE webhook_deliveries
+        SET attempts = attempts - 1, locked_by = NULL, next_attempt_at = now() + $3 * interval '1 millisecond'
+      WHERE id = ANY ($1::bigint[]) AND locked_by = $2`,
+    [ids, workerId, delayMs],
   )
 }
 

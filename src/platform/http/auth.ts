@@ -28,12 +28,20 @@ function authed(project: ProjectRow): AuthedProject {
   return { ...project, effectiveLimits: effectiveLimits(project.plan, project.limits) }
 }
 
-/** Counts the request; throws 429 rate_limited (with Retry-After) past the project's limit. */
-export async function enforceRateLimit(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-  const limit = request.project.effectiveLimits.requests_per_minute
+/**
+ * Counts the request against the project (request.project unless given) and
+ * sets the RateLimit headers; false past the project's limit.
+ */
+export async function enforceRateLimit(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  project: Pick<AuthedProject, 'id' | 'effectiveLimits'> = request.project,
+): Promise<boolean> {
+  const limit = project.effectiveLimits.requests_per_minute
   let outcome
   try {
-    outcome = await ctx.rateLimiter.hit(`prj:${request.project.id}`, limit, RATE_WINDOW_MS)
+    outcome = await ctx.rateLimiter.hit(`prj:${project.id}`, limit, RATE_WINDOW_MS)
   } catch (err) {
     // A rate limiter that cannot be reached must not take the API down with it.
     request.log.warn({ err }, 'rate limiter unavailable; request allowed')

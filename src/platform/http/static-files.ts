@@ -31,6 +31,12 @@ export interface StaticFolder {
   headers?: Record<string, string>
   /** Served at the prefix without its trailing slash and at the prefix itself ('index.html'). */
   index?: string
+  /**
+   * Rewrites a file's bytes once, at start, before its ETag is computed (the
+   * SDK renders Herald's public URL into its scripts). `name` is the path under
+   * `dir` ('js/app.js'). Default: files are served as they are.
+   */
+  transform?: (name: string, body: Buffer) => Buffer | string
 }
 
 interface LoadedFile {
@@ -47,8 +53,9 @@ function listFiles(dir: string, relative = ''): string[] {
   })
 }
 
-function load(file: string): LoadedFile {
-  const body = readFileSync(file)
+function load(file: string, transform: (body: Buffer) => Buffer | string = (body) => body): LoadedFile {
+  const transformed = transform(readFileSync(file))
+  const body = typeof transformed === 'string' ? Buffer.from(transformed, 'utf8') : transformed
   const type = CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream'
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`
   return { body, type, etag }
@@ -66,7 +73,8 @@ export function registerStaticFolder(app: App, folder: StaticFolder): void {
     return reply.type(file.type).send(file.body)
   }
   for (const name of listFiles(folder.dir)) {
-    const file = load(path.join(folder.dir, name))
+    const transform = folder.transform
+    const file = load(path.join(folder.dir, name), transform && ((body) => transform(name, body)))
     app.get(`${folder.prefix}${name}`, { schema: { hide: true } }, serve(file))
     if (name === folder.index) {
       app.get(folder.prefix, { schema: { hide: true } }, serve(file))

@@ -1,0 +1,112 @@
+// The typed server client ('herald/client') against a real Herald listening on
+// a port: every route it calls is in the live /openapi.json, every method works,
+// and errors arrive as HeraldApiError with Herald's code.
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+// Imported by the package name, through package.json "exports".
+import { createHeraldClient, HeraldApiError, ROUTES, type HeraldClient } from 'herald/client'
+import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
+import { subscribe } from '../subscribers/subscribers.fixtures.ts'
+
+let t: TestApp
+let project: TestProject
+let client: HeraldClient
+/** `METHOD /path` of every request the client sent. */
+const sent: string[] = []
+
+beforeAll(async () => {
+  t = await createTestApp()
+  project = await t.project({ plan: 'plus' })
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = t.app.server.address() as AddressInfo
+  client = createHeraldClient({
+    baseUrl: `http://127.0.0.1:${port}/`,
+    apiKey: project.apiKey,
+    fetch: (input, init) => {
+      sent.push(`${init?.method} ${new URL(String(input)).pathname}`)
+      return fetch(input, init)
+    },
+  })
+})
+afterAll(() => t.close())
+
+describe('herald/client', () => {
+  it('calls only routes that the live /openapi.json documents, with that method', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> }
+    for (const [name, [method, path]] of Object.entries(ROUTES)) {
+      expect(doc.paths[path]?.[method.toLowerCase()], `${name}: ${method} ${path}`).toBeDefined()
+    }
+  })
+
+  it('groups: create, list, update, add and remove members, delete', async () => {
+    const sid = await subscribe(t, project)
+    const id = await client.groups.create({ name: 'vip', description: 'Best customers' })
+    expect(id).toMatch(/^grp_/)
+    expect(await client.groups.list()).toEqual([expect.objectContaining({ id, name: 'vip', description: 'Best customers', member_count: 0 })])
+    expect(await client.groups.update(id, { name: 'VIP' })).toEqual({ ok: true })
+    expect(await client.groups.addSubscribers(id, [sid])).toBe(1)
+    expect((await client.groups.list())[0]).toMatchObject({ name: 'VIP', member_count: 1 })
+    expect(await client.groups.removeSubscriber(id, sid)).toEqual({ ok: true })
+    expect(await client.groups.delete(id)).toEqual({ ok: true })
+    expect(await client.groups.list()).toEqual([])
+  })
+
+  it('send and broadcasts: send now, schedule, list, get, cancel', async () => {
+    const now = await client.send({ target: { type: 'all' }, notification: { title: 'Hi', body: 'There' } })
+    expect(now.broadcast_id).toMatch(/^bdc_/)
+    const at = Date.now() + 3_600_000
+    const later = await client.send({ target: { type: 'user', external_id: 'u1' }, notification: { title: 'Later', body: 'Soon' }, scheduled_at: at })
+    expect(later.scheduled_at).toBe(at)
+    const one = await client.broadcasts.get(now.broadcast_id)
+    expect(one).toMatchObject({ id: now.broadcast_id, notification: { title: 'Hi', body: 'There', url: '/' }, target: { type: 'all' } })
+    const page = await client.broadcasts.list({ limit: 1 })
+    expect(page.broadcasts.map((b) => b.id)).toEqual([later.broadcast_id])
+    expect(page.next_cursor).toBe(later.broadcast_id)
+    expect((await client.broadcasts.list({ status: 'scheduled' })).broadcasts.map((b) => b.id)).toEqual([later.broadcast_id])
+    expect(await client.broadcasts.cancel(later.broadcast_id)).toEqual({ ok: true })
+    expect((await client.broadcasts.get(later.broadcast_id)).status).toBe('canceled')
+  })
+
+  it('subscribers: list with filters, get, and the three erasures', async () => {
+    const a = await subscribe(t, project, { external_id: 'erin' })
+    const b = await subscribe(t, project, { external_id: 'erin' })
+    const c = await subscribe(t, project)
+    const erin = await client.subscribers.list({ external_id: 'erin' })
+    expect(erin.subscribers.map((s) => s.id).sort()).toEqual([a, b].sort())
+    const got = await client.subscribers.get(c)
+    expect(got).toMatchObject({ id: c, status: 'active', external_id: null })
+    expect(await client.subscribers.eraseByEndpoint(got.endpoint)).toBe(1)
+    expect(await client.subscribers.eraseByExternalId('erin')).toBe(2)
+    const d = await subscribe(t, project)
+    expect(await client.subscribers.erase(d)).toBe(1)
+    expect((await client.subscribers.list()).subscribers.filter((s) => [a, b, c, d].includes(s.id))).toEqual([])
+  })
+
+  it('errors are HeraldApiError with status, code and the extra fields', async () => {
+    const unknown = await client.groups.update('grp_00000000000000000000000000', { name: 'x' }).catch((e: unknown) => e)
+    expect(unknown).toBeInstanceOf(HeraldApiError)
+    expect(unknown).toMatchObject({ status: 404, code: 'group_not_found' })
+    const invalid = await client.send({ target: { type: 'all' }, notification: { title: '', body: 'x' } }).catch((e: unknown) => e)
+    expect(invalid).toMatchObject({ status: 400, code: 'invalid_request', details: { issues: [expect.objectContaining({ path: 'notification.title' })] } })
+    const badKey = createHeraldClient({ baseUrl: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, apiKey: 'hk_live_nope' })
+    await expect(badKey.groups.list()).rejects.toMatchObject({ status: 401, code: 'invalid_api_key' })
+  })
+
+  it('request types are the route schemas: tsc refuses what the API would refuse', () => {
+    // Each @ts-expect-error fails `npm run lint` if the type stops catching the mistake.
+    // @ts-expect-error 'everyone' is not a target type
+    const badTarget: Parameters<HeraldClient['send']>[0] = { target: { type: 'everyone' }, notification: { title: 'a', body: 'b' } }
+    // @ts-expect-error urgency is one of four levels
+    const badUrgency: Parameters<HeraldClient['send']>[0] = { target: { type: 'all' }, notification: { title: 'a', body: 'b' }, urgency: 'urgent' }
+    // @ts-expect-error a user target needs external_id
+    const noExternalId: Parameters<HeraldClient['send']>[0] = { target: { type: 'user' }, notification: { title: 'a', body: 'b' } }
+    expect([badTarget, badUrgency, noExternalId]).toHaveLength(3)
+  })
+
+  it('every route of ROUTES was called by the tests above', () => {
+    for (const [name, [method, template]] of Object.entries(ROUTES)) {
+      const pattern = new RegExp(`^${method} ${template.replace(/\{\w+\}/g, '[^/]+')}$`)
+      expect(sent.some((request) => pattern.test(request)), `${name}: ${method} ${template}`).toBe(true)
+    }
+  })
+})

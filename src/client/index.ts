@@ -1,0 +1,132 @@
+// A small typed client for Herald's server-side API (import from 'herald/client').
+// Request and response types are the TypeBox schemas the routes validate with
+// and /openapi.json is generated from (type-only imports: the client carries
+// no server code), and client.test.ts checks every route below against the
+// live /openapi.json.
+import type { Static } from 'typebox'
+import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
+import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
+import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList } from '../subscribers/subscribers.schemas.ts'
+
+export type SendRequest = SendBody
+export type SendResult = SendResponse
+export type Group = Static<typeof GroupList>['groups'][number]
+export type CreateGroupRequest = CreateGroupBody
+export type UpdateGroupRequest = UpdateGroupBody
+export type Broadcast = BroadcastView
+export type BroadcastList = Static<typeof ListBroadcastsResponse>
+export type ListBroadcastsOptions = Partial<ListBroadcastsQuery>
+export type { Subscriber }
+export type SubscriberPage = Static<typeof SubscriberList>
+export type ListSubscribersOptions = Partial<ListSubscribersQuery>
+
+/** Every route the client calls: method and OpenAPI path. */
+export const ROUTES = {
+  send: ['POST', '/v1/send'],
+  listGroups: ['GET', '/v1/groups'],
+  createGroup: ['POST', '/v1/groups'],
+  updateGroup: ['PATCH', '/v1/groups/{id}'],
+  deleteGroup: ['DELETE', '/v1/groups/{id}'],
+  addGroupSubscribers: ['POST', '/v1/groups/{id}/subscribers'],
+  removeGroupSubscriber: ['DELETE', '/v1/groups/{id}/subscribers/{sid}'],
+  listBroadcasts: ['GET', '/v1/broadcasts'],
+  getBroadcast: ['GET', '/v1/broadcasts/{id}'],
+  cancelBroadcast: ['DELETE', '/v1/broadcasts/{id}'],
+  listSubscribers: ['GET', '/v1/subscribers'],
+  getSubscriber: ['GET', '/v1/subscribers/{sid}'],
+  eraseSubscriber: ['DELETE', '/v1/subscribers/{sid}'],
+  eraseSubscriberByEndpoint: ['DELETE', '/v1/subscribers/by-endpoint'],
+  eraseSubscribersByExternalId: ['DELETE', '/v1/subscribers/by-external-id/{external_id}'],
+} as const satisfies Record<string, readonly [string, string]>
+
+export type RouteName = keyof typeof ROUTES
+
+/** Herald answered with an error: `code` is the error code to branch on (decisions.md §1). */
+export class HeraldApiError extends Error {
+  readonly status: number
+  readonly code: string
+  /** The whole error object: code, message and extra fields (issues, limit, audience, request_id). */
+  readonly details: Record<string, unknown>
+
+  constructor(status: number, details: { code: string; message: string } & Record<string, unknown>) {
+    super(details.message)
+    this.name = 'HeraldApiError'
+    this.status = status
+    this.code = details.code
+    this.details = details
+  }
+}
+
+export interface HeraldClientOptions {
+  /** Herald's base URL, e.g. https://push.example.com. */
+  baseUrl: string
+  /** A project API key, hk_live_…. Keep it on the server. */
+  apiKey: string
+  /** Default: the global fetch (Node 18+). */
+  fetch?: typeof fetch
+}
+
+interface Call {
+  params?: Record<string, string>
+  query?: Record<string, string | number | undefined>
+  body?: unknown
+}
+
+export function createHeraldClient(options: HeraldClientOptions) {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  const fetchImpl = options.fetch ?? fetch
+
+  async function call<T>(route: RouteName, { params = {}, query = {}, body }: Call = {}): Promise<T> {
+    const [method, template] = ROUTES[route]
+    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]))
+    const url = new URL(baseUrl + path)
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value))
+    const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}` }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const response = await fetchImpl(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    const text = await response.text()
+    let json: unknown = null
+    try {
+      json = text ? JSON.parse(text) : null
+    } catch {
+      // not JSON: reported below
+    }
+    if (response.ok) return json as T
+    const error = (json as { error?: { code?: unknown; message?: unknown } } | null)?.error
+    if (error && typeof error.code === 'string') {
+      throw new HeraldApiError(response.status, { ...error, code: error.code, message: typeof error.message === 'string' ? error.message : error.code })
+    }
+    throw new HeraldApiError(response.status, { code: 'http_error', message: `Herald answered ${response.status} to ${method} ${path}` })
+  }
+
+  return {
+    /** POST /v1/send: a broadcast now, or at scheduled_at. */
+    send: (body: SendRequest) => call<SendResult>('send', { body }),
+    groups: {
+      list: async () => (await call<Static<typeof GroupList>>('listGroups')).groups,
+      create: async (body: CreateGroupRequest) => (await call<Static<typeof CreatedId>>('createGroup', { body })).id,
+      update: (id: string, body: UpdateGroupRequest) => call<{ ok: true }>('updateGroup', { params: { id }, body }),
+      delete: (id: string) => call<{ ok: true }>('deleteGroup', { params: { id } }),
+      addSubscribers: async (id: string, subscriberIds: AddMembersBody['subscriber_ids']) =>
+        (await call<Static<typeof Added>>('addGroupSubscribers', { params: { id }, body: { subscriber_ids: subscriberIds } })).added,
+      removeSubscriber: (id: string, sid: string) => call<{ ok: true }>('removeGroupSubscriber', { params: { id, sid } }),
+    },
+    broadcasts: {
+      list: (query: ListBroadcastsOptions = {}) => call<BroadcastList>('listBroadcasts', { query }),
+      get: (id: string) => call<Broadcast>('getBroadcast', { params: { id } }),
+      /** Cancels a scheduled broadcast (409 broadcast_not_cancelable otherwise). */
+      cancel: (id: string) => call<{ ok: boolean }>('cancelBroadcast', { params: { id } }),
+    },
+    subscribers: {
+      list: (query: ListSubscribersOptions = {}) => call<SubscriberPage>('listSubscribers', { query }),
+      get: (sid: string) => call<Subscriber>('getSubscriber', { params: { sid } }),
+      /** Erasure: deletes the subscriber, its memberships and its events. */
+      erase: async (sid: string) => (await call<Static<typeof Deleted>>('eraseSubscriber', { params: { sid } })).deleted,
+      eraseByEndpoint: async (endpoint: string) => (await call<Static<typeof Deleted>>('eraseSubscriberByEndpoint', { body: { endpoint } })).deleted,
+      eraseByExternalId: async (externalId: string) =>
+        (await call<Static<typeof Deleted>>('eraseSubscribersByExternalId', { params: { external_id: externalId } })).deleted,
+    },
+  }
+}
+
+export type HeraldClient = ReturnType<typeof createHeraldClient>

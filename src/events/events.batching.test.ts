@@ -1,0 +1,207 @@
+// The beacon route under load: concurrent beacons share transactions, are all
+// counted, and a bad one (or a failing database) never costs or fakes the others.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
+import { newId } from '../platform/ids.ts'
+import { newWebhookSecret } from '../webhooks/webhooks.service.ts'
+import { BeaconWriter } from './beacon-writer.ts'
+import { recordBeacons, type Beacon } from './events.service.ts'
+
+let t: TestApp
+let a: TestProject
+let b: TestProject
+beforeAll(async () => {
+  t = await createTestApp()
+  a = await t.project({ name: 'A', limits: { requests_per_minute: 1_000_000 } })
+  b = await t.project({ name: 'B', limits: { requests_per_minute: 1_000_000 } })
+})
+afterAll(async () => {
+  await t.close()
+})
+
+async function insertBroadcast(projectId: string): Promise<string> {
+  const id = newId('bdc')
+  await t.database.db.query(
+    `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
+     VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 86400, 'normal')`,
+    [id, projectId],
+  )
+  return id
+}
+
+/** An endpoint row for the project, taking every event type (no dispatcher runs here: deliveries stay in the table). */
+async function insertWebhook(projectId: string): Promise<string> {
+  const id = newId('whk')
+  await t.database.db.query('INSERT INTO webhooks (id, project_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)', [
+    id,
+    projectId,
+    `https://hooks.example/${id}`,
+    ['delivered', 'failed', 'clicked', 'dismissed'],
+    newWebhookSecret(),
+  ])
+  return id
+}
+
+async function counts(broadcastId: string): Promise<{ clicked: number; dismissed: number }> {
+  const result = await t.database.db.query<{ clicked: number; dismissed: number }>('SELECT clicked, dismissed FROM broadcasts WHERE id = $1', [broadcastId])
+  return result.rows[0]
+}
+
+async function eventsOf(broadcastId: string): Promise<Array<{ id: string; project_id: string; type: string; created_at: Date }>> {
+  const result = await t.database.db.query<{ id: string; project_id: string; type: string; created_at: Date }>(
+    'SELECT id, project_id, type, created_at FROM events WHERE broadcast_id = $1',
+    [broadcastId],
+  )
+  return result.rows
+}
+
+async function deliveriesTo(webhookId: string): Promise<string[]> {
+  const result = await t.database.db.query<{ event_id: string }>('SELECT event_id FROM webhook_deliveries WHERE webhook_id = $1', [webhookId])
+  return result.rows.map((r) => r.event_id).sort()
+}
+
+function beacon(projectId: string, body: Record<string, unknown>) {
+  return t.app.inject({ method: 'POST', url: `/v1/events?project=${projectId}`, headers: { 'content-type': 'text/plain' }, payload: JSON.stringify(body) })
+}
+
+/** Makes every insert of an event for this broadcast fail: a real database error, in the middle of a batch. */
+async function poison(broadcastId: string): Promise<() => Promise<void>> {
+  const name = `poison_${broadcastId.slice(4)}`
+  await t.database.db.exec(`
+    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.broadcast_id = '${broadcastId}' THEN RAISE EXCEPTION 'poisoned beacon'; END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER ${name} BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION ${name}();`)
+  return async () => {
+    await t.database.db.exec(`DROP TRIGGER ${name} ON events; DROP FUNCTION ${name}();`)
+  }
+}
+
+describe('concurrent beacons', () => {
+  it('are all counted exactly, in fewer transactions than beacons, and reach only their own project\'s webhooks', async () => {
+    const one = await insertBroadcast(a.id)
+    const two = await insertBroadcast(a.id)
+    const theirs = await insertBroadcast(b.id)
+    const hookA = await insertWebhook(a.id)
+    const hookB = await insertWebhook(b.id)
+
+    const N = 300
+    const sent = Array.from({ length: N }, (_, i) => {
+      if (i % 10 === 9) return beacon(a.id, { type: 'clicked', broadcast_id: theirs }) // another project's broadcast
+      if (i % 10 === 8) return beacon(a.id, { type: 'clicked', broadcast_id: newId('bdc') }) // made up
+      return beacon(a.id, { type: i % 3 === 0 ? 'dismissed' : 'clicked', broadcast_id: i % 2 === 0 ? one : two })
+    })
+    const answers = await Promise.all(sent)
+    for (const res of answers) {
+      expect(res.statusCode).toBe(202)
+      expect(res.json()).toEqual({ ok: true })
+    }
+
+    const expected = { one: { clicked: 0, dismissed: 0 }, two: { clicked: 0, dismissed: 0 } }
+    for (let i = 0; i < N; i++) {
+      if (i % 10 >= 8) continue
+      expected[i % 2 === 0 ? 'one' : 'two'][i % 3 === 0 ? 'dismissed' : 'clicked']++
+    }
+    expect(await counts(one)).toEqual(expected.one)
+    expect(await counts(two)).toEqual(expected.two)
+    expect(await counts(theirs)).toEqual({ clicked: 0, dismissed: 0 })
+    const recorded = [...(await eventsOf(one)), ...(await eventsOf(two))]
+    expect(recorded).toHaveLength(N * 0.8)
+    expect(await eventsOf(theirs)).toEqual([])
+
+    // Every event of a transaction has the same created_at (now() is the transaction's start).
+    const transactions = new Set(recorded.map((e) => e.created_at.getTime())).size
+    expect(transactions).toBeLessThan(N / 4)
+
+    expect(await deliveriesTo(hookA)).toEqual(recorded.map((e) => e.id).sort())
+    expect(await deliveriesTo(hookB)).toEqual([])
+  })
+
+  it('one broadcast\'s counter equals the number of beacons sent to it', async () => {
+    const bdc = await insertBroadcast(b.id)
+    const N = 500
+    const answers = await Promise.all(Array.from({ length: N }, () => beacon(b.id, { type: 'clicked', broadcast_id: bdc })))
+    expect(answers.every((res) => res.statusCode === 202)).toBe(true)
+    expect(await counts(bdc)).toEqual({ clicked: N, dismissed: 0 })
+    expect(await eventsOf(bdc)).toHaveLength(N)
+  })
+})
+
+describe('a batch', () => {
+  it('records its good beacons and drops, unrecorded, those whose broadcast is not their project\'s', async () => {
+    const mine = await insertBroadcast(a.id)
+    const theirs = await insertBroadcast(b.id)
+    const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(t.database.db, beacons))
+    // Recorded in the same turn of the event loop: one batch, one transaction.
+    const outcomes = await Promise.all([
+      writer.record({ project_id: a.id, broadcast_id: mine, type: 'clicked' }),
+      writer.record({ project_id: a.id, broadcast_id: theirs, type: 'clicked' }),
+      writer.record({ project_id: a.id, broadcast_id: newId('bdc'), type: 'dismissed' }),
+      writer.record({ project_id: a.id, broadcast_id: mine, type: 'dismissed' }),
+      writer.record({ project_id: newId('prj'), broadcast_id: mine, type: 'clicked' }),
+    ])
+    expect(outcomes).toEqual([true, false, false, true, false])
+    expect(writer.transactions).toBe(1)
+    expect(await counts(mine)).toEqual({ clicked: 1, dismissed: 1 })
+    expect(await counts(theirs)).toEqual({ clicked: 0, dismissed: 0 })
+    expect(await eventsOf(theirs)).toEqual([])
+  })
+
+  it('whose transaction fails writes its other beacons alone: one bad beacon does not lose the good ones', async () => {
+    const good = await insertBroadcast(a.id)
+    const bad = await insertBroadcast(a.id)
+    const cure = await poison(bad)
+    try {
+      const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(t.database.db, beacons))
+      const outcomes = await Promise.allSettled([
+        writer.record({ project_id: a.id, broadcast_id: good, type: 'clicked' }),
+        writer.record({ project_id: a.id, broadcast_id: bad, type: 'clicked' }),
+        writer.record({ project_id: a.id, broadcast_id: good, type: 'dismissed' }),
+      ])
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+      // The failed batch, then each beacon alone.
+      expect(writer.transactions).toBe(4)
+      expect(await counts(good)).toEqual({ clicked: 1, dismissed: 1 })
+      expect(await counts(bad)).toEqual({ clicked: 0, dismissed: 0 })
+      expect(await eventsOf(bad)).toEqual([])
+    } finally {
+      await cure()
+    }
+  })
+})
+
+describe('a database error', () => {
+  it('is not acknowledged: 500 internal_error, nothing recorded; beacons sent beside it still get their 202', async () => {
+    const good = await insertBroadcast(a.id)
+    const bad = await insertBroadcast(a.id)
+    const hook = await insertWebhook(a.id)
+    const before = await deliveriesTo(hook)
+    // Looked up once while healthy, so the broadcast is known to the route's cache.
+    expect((await beacon(a.id, { type: 'dismissed', broadcast_id: bad })).statusCode).toBe(202)
+    const cure = await poison(bad)
+    try {
+      const answers = await Promise.all([
+        beacon(a.id, { type: 'clicked', broadcast_id: good }),
+        beacon(a.id, { type: 'clicked', broadcast_id: bad }),
+        beacon(a.id, { type: 'clicked', broadcast_id: good }),
+      ])
+      expect(answers.map((res) => res.statusCode)).toEqual([202, 500, 202])
+      const failed = answers[1].json()
+      expect(failed.error.code).toBe('internal_error')
+      expect(failed.error.request_id).toMatch(/^req_/)
+      expect(JSON.stringify(failed)).not.toContain('poisoned')
+      expect(await counts(good)).toEqual({ clicked: 2, dismissed: 0 })
+      expect(await counts(bad)).toEqual({ clicked: 0, dismissed: 1 })
+      const goodEvents = (await eventsOf(good)).map((e) => e.id)
+      const badEvents = (await eventsOf(bad)).map((e) => e.id)
+      expect((await deliveriesTo(hook)).filter((id) => !before.includes(id))).toEqual([...goodEvents, ...badEvents].sort())
+    } finally {
+      await cure()
+    }
+    // Once the database is healthy again, the same beacon is recorded.
+    expect((await beacon(a.id, { type: 'clicked', broadcast_id: bad })).statusCode).toBe(202)
+    expect(await counts(bad)).toEqual({ clicked: 1, dismissed: 1 })
+  })
+})

@@ -1,0 +1,121 @@
+// The beacon route's caches, against the real projects table: a flood of
+// made-up ids costs one query per round, repeats cost none, and the cache
+// stays within its bounds.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts'
+import { newId } from '../platform/ids.ts'
+import { createProject } from '../projects/projects.service.ts'
+import { BeaconLookups } from './beacon-lookups.ts'
+import { findBeaconProjects } from './events.store.ts'
+import { LookupCache, type LookupCacheOptions } from './lookup-cache.ts'
+
+let database: TestDatabase
+let projectId: string
+beforeAll(async () => {
+  database = await createTestDatabase()
+  projectId = (await createProject(database.db, { name: 'Cached', plan: 'free' })).project.id
+})
+afterAll(async () => {
+  await database.drop()
+})
+
+function projectCache(options: Partial<LookupCacheOptions<string>> = {}): LookupCache<string> {
+  return new LookupCache<string>({
+    async load(ids) {
+      const rows = await findBeaconProjects(database.db, ids)
+      return new Map(rows.map((row) => [row.id, row.plan]))
+    },
+    maxEntries: 10_000,
+    foundTtlMs: 10_000,
+    missingTtlMs: 10_000,
+    maxPending: 1_000,
+    ...options,
+  })
+}
+
+describe('LookupCache', () => {
+  it('answers a flood of distinct made-up ids with one query, and their repeats with none', async () => {
+    const cache = projectCache()
+    const madeUp = Array.from({ length: 800 }, () => newId('prj'))
+    const answers = await Promise.all([...madeUp, projectId].map((id) => cache.get(id)))
+    expect(answers.slice(0, -1).every((a) => a === null)).toBe(true)
+    expect(answers.at(-1)).toBe('free')
+    expect(cache.loads).toBe(1)
+    await Promise.all([...madeUp, projectId].map((id) => cache.get(id)))
+    expect(cache.loads).toBe(1)
+  })
+
+  it('asks again once an answer is older than its TTL, found and missing apart', async () => {
+    const cache = projectCache({ foundTtlMs: 60_000, missingTtlMs: 1_000 })
+    const missing = newId('prj')
+    const now = Date.now()
+    await Promise.all([cache.get(projectId, now), cache.get(missing, now)])
+    expect(cache.loads).toBe(1)
+    await Promise.all([cache.get(projectId, now + 2_000), cache.get(missing, now + 500)])
+    expect(cache.loads).toBe(1)
+    expect(await cache.get(missing, now + 2_000)).toBeNull()
+    expect(cache.loads).toBe(2)
+  })
+
+  it('keeps at most maxEntries answers, dropping the oldest', async () => {
+    const cache = projectCache({ maxEntries: 100 })
+    const ids = Array.from({ length: 500 }, () => newId('prj'))
+    await Promise.all(ids.map((id) => cache.get(id)))
+    expect(cache.size).toBe(100)
+    const loads = cache.loads
+    await cache.get(ids[499])
+    expect(cache.loads).toBe(loads)
+    await cache.get(ids[0])
+    expect(cache.loads).toBe(loads + 1)
+  })
+
+  it('past maxPending waiting ids, answers "not found" without asking', async () => {
+    const cache = projectCache({ maxPending: 100 })
+    const answers = await Promise.all(Array.from({ length: 300 }, () => cache.get(newId('prj'))))
+    expect(answers.every((a) => a === null)).toBe(true)
+    expect(cache.shed).toBe(200)
+    expect(cache.loads).toBe(1)
+  })
+
+  it('caches nothing when the query fails, and asks again next time', async () => {
+    let fail = true
+    const cache = new LookupCache<string>({
+      async load(ids) {
+        if (fail) await database.db.query('SELECT * FROM no_such_table')
+        return new Map((await findBeaconProjects(database.db, ids)).map((row) => [row.id, row.id]))
+      },
+      maxEntries: 10,
+      foundTtlMs: 10_000,
+      missingTtlMs: 10_000,
+      maxPending: 10,
+    })
+    await expect(cache.get(projectId)).rejects.toThrow()
+    fail = false
+    expect(await cache.get(projectId)).toBe(projectId)
+    expect(cache.loads).toBe(2)
+  })
+})
+
+describe('BeaconLookups', () => {
+  it('knows a project\'s broadcasts from other ids, and batches the questions', async () => {
+    const other = (await createProject(database.db, { name: 'Other', plan: 'free' })).project.id
+    const bdc = newId('bdc')
+    await database.db.query(
+      `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
+       VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 86400, 'normal')`,
+      [bdc, projectId],
+    )
+    const lookups = new BeaconLookups(database.db)
+    const answers = await Promise.all([
+      lookups.isProjectsBroadcast(projectId, bdc),
+      lookups.isProjectsBroadcast(other, bdc),
+      lookups.isProjectsBroadcast(projectId, newId('bdc')),
+    ])
+    expect(answers).toEqual([true, false, false])
+    expect(lookups.broadcasts.loads).toBe(1)
+    const project = await lookups.project(projectId)
+    expect(project?.id).toBe(projectId)
+    expect(project?.effectiveLimits.requests_per_minute).toBeGreaterThan(0)
+    expect(await lookups.project(newId('prj'))).toBeNull()
+  })
+})

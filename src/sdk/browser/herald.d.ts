@@ -1,0 +1,66 @@
+// Types of the Herald browser SDK, served at {base_url}/sdk/herald.d.ts.
+// Script tag: `window.Herald` (declared below). ES module: the default export
+// of {base_url}/sdk/herald.mjs, with the same functions as named exports.
+
+export type HeraldPermission = 'default' | 'granted' | 'denied' | 'unsupported'
+
+export interface HeraldInitOptions {
+  /** The project id, prj_… (public: it is also in every page that subscribes). */
+  project: string
+  /** URL of the site's service worker file that imports {base_url}/sdk/sw.js. Default '/herald-sw.js'. */
+  serviceWorker?: string
+}
+
+export interface HeraldSubscribeOptions {
+  /** Your own user id (A-Z a-z 0-9 _ -, at most 256 characters), to send to all of a user's devices. */
+  externalId?: string | null
+  /** Groups to join (at most 50); unknown ids are dropped by Herald. */
+  groupIds?: string[]
+}
+
+/**
+ * Every failure is an Error with a `code`: one of Herald's API error codes
+ * (`project_not_found`, `subscriber_limit_reached`, `invalid_request`,
+ * `rate_limited`, …) or one of the SDK's own below.
+ */
+export interface HeraldError extends Error {
+  name: 'HeraldError'
+  code:
+    | 'not_initialized'
+    | 'invalid_options'
+    | 'unsupported'
+    | 'permission_denied'
+    | 'service_worker_failed'
+    | 'network_error'
+    | 'api_error'
+    | (string & {})
+  /** The HTTP status when Herald answered with an error, else null. */
+  status: number | null
+}
+
+export interface HeraldSDK {
+  /** Stores the configuration. Asks nothing and fetches nothing. */
+  init(options: HeraldInitOptions): void
+  /** Asks for notification permission (call it from a click), subscribes, stores the subscription in Herald. Resolves to the subscriber id, sub_…. */
+  subscribe(options?: HeraldSubscribeOptions): Promise<string>
+  /** Unsubscribes this browser, in the browser and in Herald. */
+  unsubscribe(): Promise<void>
+  /** Whether this browser is subscribed to this project through the SDK. */
+  isSubscribed(): Promise<boolean>
+  /** The browser's notification permission, or 'unsupported'. */
+  readonly permission: HeraldPermission
+}
+
+declare const Herald: HeraldSDK
+export default Herald
+export declare function init(options: HeraldInitOptions): void
+export declare function subscribe(options?: HeraldSubscribeOptions): Promise<string>
+export declare function unsubscribe(): Promise<void>
+export declare function isSubscribed(): Promise<boolean>
+export declare function getPermission(): HeraldPermission
+
+declare global {
+  interface Window {
+    Herald: HeraldSDK
+  }
+}

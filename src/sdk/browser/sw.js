@@ -1,0 +1,252 @@
+// Herald's service worker code, served at {base_url}/sdk/sw.js. A site imports
+// it from a service worker file on its own origin (a push subscription belongs
+// to a service worker of the site's origin, so the file itself cannot live on
+// Herald's):
+//
+//   importScripts('{base_url}/sdk/sw.js')
+//
+// The handlers only act on Herald's own pushes and notifications, so a site's
+// own handlers in the same file keep working (see isHeraldPush below).
+;(function () {
+  'use strict'
+  // Herald's public URL (HERALD_PUBLIC_URL), written in by the server when it starts.
+  var BASE_URL = '__HERALD_BASE_URL__'
+  // Shared with herald.js: 'state' holds what subscribe stored, 'shown' the broadcasts shown here.
+  var DB_NAME = 'herald'
+  // Pushes live at most 4 weeks in a push service (api.md: ttl ≤ 2419200 s), so a
+  // broadcast cannot arrive again after 30 days: older records are dropped.
+  var SHOWN_KEEP_MS = 30 * 24 * 3600 * 1000
+  // A fetch: true push must still show something while the push event may run
+  // (browsers give it about 30 s): give the content request 10 s.
+  var FETCH_TIMEOUT_MS = 10000
+  var FALLBACK_BODY = 'You have a new notification.'
+
+  if (self.HeraldServiceWorker) return // imported twice
+
+  function parsePush(event) {
+    if (!event.data) return null
+    var payload
+    try { payload = event.data.json() } catch (_) { return null }
+    if (!payload || payload.v !== 1 || typeof payload.project_id !== 'string' || typeof payload.broadcast_id !== 'string') return null
+    if (!/^prj_/.test(payload.project_id) || !/^bdc_/.test(payload.broadcast_id)) return null
+    return payload
+  }
+
+  function heraldData(notification) {
+    var data = notification && notification.data
+    return data && data.herald === 1 && typeof data.broadcast_id === 'string' && typeof data.project_id === 'string' ? data : null
+  }
+
+  function openDb() {
+    return new Promise(function (resolve, reject) {
+      var request = indexedDB.open(DB_NAME, 1)
+      request.onupgradeneeded = function () {
+        var db = request.result
+        if (!db.objectStoreNames.contains('state')) db.createObjectStore('state')
+        if (!db.objectStoreNames.contains('shown')) db.createObjectStore('shown', { keyPath: 'id' })
+      }
+      request.onsuccess = function () { resolve(request.result) }
+      request.onerror = function () { reject(request.error) }
+    })
+  }
+
+  function transaction(storeName, mode, run) {
+    return openDb().then(function (db) {
+      return new Promise(function (resolve, reject) {
+        var tx = db.transaction(storeName, mode)
+        var result = run(tx.objectStore(storeName))
+        tx.oncomplete = function () { db.close(); resolve(result && 'result' in result ? result.result : undefined) }
+        tx.onerror = tx.onabort = function (event) {
+          if (event && event.preventDefault) event.preventDefault()
+          db.close()
+          reject(tx.error)
+        }
+      })
+    })
+  }
+
+  // Records the broadcast as shown; resolves false when it was already shown here.
+  // IndexedDB's add() refuses an existing key inside its transaction, so two
+  // deliveries of one broadcast racing each other cannot both pass.
+  function markShown(broadcastId) {
+    var now = Date.now()
+    return transaction('shown', 'readwrite', function (store) {
+      store.openCursor().onsuccess = function (event) {
+        var cursor = event.target.result
+        if (!cursor) return
+        if (cursor.value.at < now - SHOWN_KEEP_MS) cursor.delete()
+        cursor.continue()
+      }
+      var request = store.add({ id: broadcastId, at: now })
+      request.onerror = function (event) {
+        event.preventDefault() // a ConstraintError must not abort the clean-up above
+        event.stopPropagation()
+      }
+      return request
+    }).then(function (key) { return key === broadcastId })
+  }
+
+  function fetchContent(payload) {
+    var controller = new AbortController()
+    var timer = setTimeout(function () { controller.abort() }, FETCH_TIMEOUT_MS)
+    var url = BASE_URL + '/v1/notifications/' + encodeURIComponent(payload.broadcast_id) + '?project=' + encodeURIComponent(payload.project_id)
+    return fetch(url, { signal: controller.signal }).then(function (response) {
+      if (!response.ok) throw new Error('status ' + response.status)
+      return response.json()
+    }).then(function (content) {
+      clearTimeout(timer)
+      if (!content || typeof content.title !== 'string') throw new Error('no title')
+      return content
+    }, function (error) {
+      clearTimeout(timer)
+      throw error
+    })
+  }
+
+  function show(payload, content) {
+    var url = '/'
+    try { url = new URL(content.url || '/', self.location.origin).href } catch (_) { url = self.location.origin + '/' }
+    var options = {
+      body: content.body || '',
+      // The tag makes a second notification of the same broadcast replace the first one.
+      tag: payload.broadcast_id,
+      data: { herald: 1, broadcast_id: payload.broadcast_id, project_id: payload.project_id, url: url },
+    }
+    if (content.icon) options.icon = content.icon
+    if (content.image) options.image = content.image
+    return self.registration.showNotification(content.title || self.location.hostname, options)
+  }
+
+  function fallback(payload) {
+    return show(payload, { title: self.location.hostname, body: FALLBACK_BODY, url: '/' })
+  }
+
+  function handlePush(payload) {
+    return markShown(payload.broadcast_id).catch(function () {
+      return true // no IndexedDB (private mode): showing twice beats showing nothing
+    }).then(function (first) {
+      if (!first) return undefined
+      var content = payload.fetch === true ? fetchContent(payload) : Promise.resolve(payload)
+      return content.then(function (resolved) {
+        return show(payload, resolved)
+      }).catch(function () {
+        return fallback(payload)
+      })
+    })
+  }
+
+  // Fire and forget, never into the console: text/plain needs no CORS preflight,
+  // and keepalive lets the request finish after the worker stops.
+  function beacon(type, data) {
+    try {
+      return fetch(BASE_URL + '/v1/events?project=' + encodeURIComponent(data.project_id), {
+        method: 'POST',
+        mode: 'no-cors',
+        keepalive: true,
+        headers: { 'Content-Type': 'text/plain;charset=UTF-8' },
+        body: JSON.stringify({ type: type, broadcast_id: data.broadcast_id }),
+      }).then(function () {}, function () {})
+    } catch (_) {
+      return Promise.resolve()
+    }
+  }
+
+  function focusOrOpen(url) {
+    return self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then(function (windows) {
+      for (var i = 0; i < windows.length; i++) {
+        if (windows[i].url === url && 'focus' in windows[i]) return windows[i].focus()
+      }
+      return self.clients.openWindow(url)
+    }).catch(function () {})
+  }
+
+  function subscribeToHerald(state, subscription) {
+    var json = subscription.toJSON()
+    var body = { endpoint: json.endpoint, keys: json.keys, group_ids: state.group_ids || [] }
+    if (state.external_id) body.external_id = state.external_id
+    return fetch(BASE_URL + '/v1/subscribe?project=' + encodeURIComponent(state.project), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then(function (response) {
+      if (!response.ok) throw new Error('subscribe answered ' + response.status)
+      return response.json()
+    })
+  }
+
+  function unsubscribeFromHerald(state, endpoint) {
+    return fetch(BASE_URL + '/v1/unsubscribe?project=' + encodeURIComponent(state.project), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ endpoint: endpoint }),
+    }).then(function () {}, function () {})
+  }
+
+  function base64urlToBytes(text) {
+    var base64 = text.replace(/-/g, '+').replace(/_/g, '/')
+    var raw = atob(base64 + '==='.slice((base64.length + 3) % 4))
+    var bytes = new Uint8Array(raw.length)
+    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i)
+    return bytes
+  }
+
+  // The browser replaced or dropped the subscription (key change, expiry):
+  // subscribe again with the same VAPID key, tell Herald the new endpoint, and
+  // unsubscribe the old one. The project, external id and groups come from what
+  // Herald.subscribe() stored on this origin.
+  function resubscribe(event) {
+    return transaction('state', 'readonly', function (store) { return store.getAll() }).then(function (states) {
+      var oldEndpoint = event.oldSubscription ? event.oldSubscription.endpoint : null
+      var state = null
+      for (var i = 0; i < states.length; i++) {
+        if (!state || states[i].endpoint === oldEndpoint) state = states[i]
+      }
+      if (!state || state.base_url !== BASE_URL) return undefined // not subscribed through this Herald
+      oldEndpoint = oldEndpoint || state.endpoint
+      var key = (event.oldSubscription && event.oldSubscription.options && event.oldSubscription.options.applicationServerKey) ||
+        base64urlToBytes(state.vapid_public)
+      var next = event.newSubscription
+        ? Promise.resolve(event.newSubscription)
+        : self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })
+      return next.then(function (subscription) {
+        return subscribeToHerald(state, subscription).then(function (created) {
+          var saved = Object.assign({}, state, { endpoint: subscription.endpoint, subscriber_id: created.id })
+          return transaction('state', 'readwrite', function (store) { return store.put(saved, saved.project) })
+        }).then(function () {
+          if (oldEndpoint && oldEndpoint !== subscription.endpoint) return unsubscribeFromHerald(state, oldEndpoint)
+          return undefined
+        })
+      })
+    }).catch(function () {})
+  }
+
+  // event.waitUntil keeps the worker alive until the work is done; without it
+  // the browser may stop the worker mid-way (and, for a push, count it as a push
+  // that showed nothing).
+  self.addEventListener('push', function (event) {
+    var payload = parsePush(event)
+    if (payload) event.waitUntil(handlePush(payload))
+  })
+
+  self.addEventListener('notificationclick', function (event) {
+    var data = heraldData(event.notification)
+    if (!data) return
+    event.notification.close()
+    event.waitUntil(Promise.all([focusOrOpen(data.url), beacon('clicked', data)]))
+  })
+
+  self.addEventListener('notificationclose', function (event) {
+    var data = heraldData(event.notification)
+    if (data) event.waitUntil(beacon('dismissed', data))
+  })
+
+  self.addEventListener('pushsubscriptionchange', function (event) {
+    event.waitUntil(resubscribe(event))
+  })
+
+  // For a site's own handlers in the same service worker: skip what Herald handles.
+  self.HeraldServiceWorker = {
+    isHeraldPush: function (event) { return parsePush(event) !== null },
+    isHeraldNotification: function (notification) { return heraldData(notification) !== null },
+  }
+})()

@@ -1,0 +1,173 @@
+// The browser SDK on a customer's page, in Chromium: loaded by script tag and
+// as an ES module from Herald's origin, it asks nothing on load, subscribes
+// through PushManager with the project's VAPID key (the one stand-in: see
+// sdk-helpers.ts), stores the subscription in Herald, and a POST /v1/send then
+// reaches that subscription on the local push service, decrypted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
+import type { TestProject } from '../support/app.ts'
+import { startPushService, type PushService } from '../support/push-service.ts'
+import { eventually, fakePushLog, installFakePushManager } from './sdk-helpers.ts'
+
+describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
+  let herald: RunningHerald
+  let site: Site
+  let browser: Browser
+  let push: PushService
+  let project: TestProject
+
+  const api = async (method: string, path: string, payload?: unknown) => {
+    const res = await herald.t.app.inject({ method: method as 'GET', url: path, headers: project.auth, payload: payload as Record<string, unknown> })
+    return { status: res.statusCode, body: res.json() }
+  }
+
+  beforeAll(async () => {
+    herald = await startHerald()
+    project = await herald.t.project()
+    push = await startPushService()
+    site = await startSite({
+      '/index.html': `<!doctype html><title>Shop</title><script src="${herald.url}/sdk/herald.js"></script><h1>Shop</h1>`,
+      '/module.html': `<!doctype html><title>Shop</title><script type="module">
+        import Herald, { subscribe, isSubscribed } from '${herald.url}/sdk/herald.mjs'
+        window.HeraldModule = { Herald, subscribe, isSubscribed }
+      </script><h1>Shop</h1>`,
+      '/herald-sw.js': `importScripts('${herald.url}/sdk/sw.js')\n`,
+    })
+    browser = await launchBrowser()
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await site?.close()
+    await push?.close()
+    await herald?.close()
+  })
+
+  async function openPage(path: string, options: { grant: boolean; subscriptions?: ReturnType<PushService['createSubscription']>[] }): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext()
+    if (options.grant) await context.grantPermissions(['notifications'], { origin: site.url })
+    const page = await context.newPage()
+    await page.addInitScript(() => {
+      // Counts permission prompts, to show the SDK asks only when called.
+      const original = Notification.requestPermission.bind(Notification)
+      ;(window as unknown as { __prompts: number }).__prompts = 0
+      Notification.requestPermission = (...args: Parameters<typeof original>) => {
+        ;(window as unknown as { __prompts: number }).__prompts++
+        return original(...args)
+      }
+    })
+    await page.addInitScript(installFakePushManager, options.subscriptions ?? [])
+    await page.goto(`${site.url}${path}`)
+    return { context, page }
+  }
+
+  it('by script tag: asks nothing on load, subscribes on request, and a send reaches the subscription', async () => {
+    const group = await api('POST', '/v1/groups', { name: 'news' })
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/', { grant: true, subscriptions: [subscription] })
+    try {
+      await page.evaluate((projectId) => window.Herald.init({ project: projectId }), project.id)
+      expect(await page.evaluate(() => (window as unknown as { __prompts: number }).__prompts)).toBe(0)
+      expect(await page.evaluate(() => window.Herald.isSubscribed())).toBe(false)
+
+      const id = await page.evaluate((groupId) => window.Herald.subscribe({ externalId: 'user_7', groupIds: [groupId] }), group.body.id)
+      expect(id).toMatch(/^sub_/)
+      expect(await page.evaluate(() => (window as unknown as { __prompts: number }).__prompts)).toBe(1)
+      expect(await page.evaluate(() => window.Herald.permission)).toBe('granted')
+      expect(await page.evaluate(() => window.Herald.isSubscribed())).toBe(true)
+      // PushManager got the project's VAPID key, and a real service worker is registered for the site.
+      expect((await fakePushLog(page)).subscribeKeys).toEqual([project.vapidPublic])
+      expect(await page.evaluate(async () => (await navigator.serviceWorker.getRegistration('/herald-sw.js'))?.active?.scriptURL)).toBe(`${site.url}/herald-sw.js`)
+
+      const row = await api('GET', `/v1/subscribers/${id}`)
+      expect(row.status).toBe(200)
+      expect(row.body).toMatchObject({ id, endpoint: subscription.endpoint, external_id: 'user_7', status: 'active', group_ids: [group.body.id] })
+
+      const sent = await api('POST', '/v1/send', { target: { type: 'user', external_id: 'user_7' }, notification: { title: 'Sale', body: 'Half off', url: '/sale' } })
+      expect(sent.status).toBe(202)
+      const received = await eventually(async () => push.receivedFor(subscription.endpoint), (pushes) => pushes.length > 0)
+      expect(received[0].payload).toEqual({ v: 1, project_id: project.id, broadcast_id: sent.body.broadcast_id, title: 'Sale', body: 'Half off', url: '/sale' })
+
+      await page.evaluate(() => window.Herald.unsubscribe())
+      expect((await fakePushLog(page)).unsubscribed).toEqual([subscription.endpoint])
+      expect((await api('GET', `/v1/subscribers/${id}`)).body.status).toBe('unsubscribed')
+      expect(await page.evaluate(() => window.Herald.isSubscribed())).toBe(false)
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('as an ES module: the same SDK, imported cross-origin', async () => {
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/module.html', { grant: true, subscriptions: [subscription] })
+    try {
+      await page.waitForFunction(() => 'HeraldModule' in window)
+      const id = await page.evaluate(async (projectId) => {
+        const { Herald, subscribe } = (window as unknown as { HeraldModule: { Herald: typeof window.Herald; subscribe: typeof window.Herald.subscribe } }).HeraldModule
+        Herald.init({ project: projectId })
+        return subscribe()
+      }, project.id)
+      expect(id).toMatch(/^sub_/)
+      const row = await api('GET', `/v1/subscribers/${id}`)
+      expect(row.body).toMatchObject({ endpoint: subscription.endpoint, external_id: null, status: 'active', group_ids: [] })
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('subscribing twice in one browser keeps one subscriber', async () => {
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/', { grant: true, subscriptions: [subscription] })
+    try {
+      const ids = await page.evaluate(async (projectId) => {
+        window.Herald.init({ project: projectId })
+        return [await window.Herald.subscribe(), await window.Herald.subscribe({ externalId: 'user_8' })]
+      }, project.id)
+      expect(ids[1]).toBe(ids[0])
+      expect((await fakePushLog(page)).subscribeKeys).toHaveLength(1)
+      expect((await api('GET', `/v1/subscribers/${ids[0]}`)).body.external_id).toBe('user_8')
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('throws clear errors: permission refused, unknown project, not initialised', async () => {
+    const { context, page } = await openPage('/', { grant: false })
+    try {
+      const outcome = (code: string) => page.evaluate(async (run) => {
+        try {
+          await new Function(`return ${run}`)()
+          return 'resolved'
+        } catch (error) {
+          const e = error as Error & { code?: string; status?: number | null }
+          return { name: e.name, code: e.code, status: e.status, isError: e instanceof Error, message: e.message }
+        }
+      }, code)
+      expect(await outcome('window.Herald.subscribe()')).toMatchObject({ isError: true, code: 'not_initialized' })
+      await page.evaluate(() => window.Herald.init({ project: 'prj_00000000000000000000000000' }))
+      // Headless Chromium answers a prompt nobody can see with "denied".
+      const denied = await outcome('window.Herald.subscribe()')
+      expect(denied).toMatchObject({ isError: true, name: 'HeraldError', code: 'permission_denied' })
+      expect(await page.evaluate(() => window.Herald.permission)).not.toBe('granted')
+    } finally {
+      await context.close()
+    }
+
+    const granted = await openPage('/', { grant: true })
+    try {
+      const error = await granted.page.evaluate(async () => {
+        window.Herald.init({ project: 'prj_00000000000000000000000000' })
+        try {
+          await window.Herald.subscribe()
+          return null
+        } catch (e) {
+          return { code: (e as { code: string }).code, status: (e as { status: number }).status, message: (e as Error).message }
+        }
+      })
+      expect(error).toMatchObject({ code: 'project_not_found', status: 404 })
+    } finally {
+      await granted.context.close()
+    }
+  })
+})
