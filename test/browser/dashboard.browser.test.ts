@@ -11,7 +11,8 @@ import path from 'node:path'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
+import { installFakePushManager } from './sdk-helpers.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { subscribeBrowser, type Browser as PushBrowser } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
@@ -62,6 +63,9 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
   let groupId: string
   let members: PushBrowser[] = []
   let outsider: PushBrowser
+  /** The two snippets as the settings page shows them. */
+  let pasted = { page: '', worker: '' }
+  let site: Site | undefined
 
   const api = async (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>) =>
     (await herald.t.app.inject({ method, url, headers: project.auth, payload })).json()
@@ -89,6 +93,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close()
+    await site?.close()
     await herald?.close()
     await push?.close()
   })
@@ -373,6 +378,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(snippet).toContain(`Herald.init({ project: '${project.id}' })`)
     expect(snippet).toContain('Herald.subscribe()')
     expect(await page.locator('#snippet-worker').textContent()).toBe(`importScripts('${herald.url}/sdk/sw.js')`)
+    pasted = { page: (await page.locator('#snippet-page').textContent())!, worker: (await page.locator('#snippet-worker').textContent())! }
     await screenshot(page, 'settings')
 
     // The webhook list after a reload no longer shows the secret; then delete it.
@@ -409,6 +415,28 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
     await screenshot(small, 'phone-compose')
     await phone.close()
+  })
+
+  it('the snippets from settings, pasted into a site, let a visitor subscribe, who then counts in the dashboard', async () => {
+    site = await startSite({ '/index.html': `<!doctype html><title>Acme</title><h1>Acme</h1>\n${pasted.page}`, '/herald-sw.js': `${pasted.worker}\n` })
+    const visitorContext = await browser.newContext()
+    await visitorContext.grantPermissions(['notifications'], { origin: site.url })
+    const visitor = await visitorContext.newPage()
+    const errors: string[] = []
+    visitor.on('pageerror', (error) => errors.push(error.message))
+    // Headless Chromium cannot reach a real push service: PushManager hands out a local push service subscription.
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    await visitor.addInitScript(installFakePushManager, [subscription])
+    await visitor.goto(site.url)
+    await visitor.getByRole('button', { name: 'Get notifications' }).click()
+    await expect.poll(async () => (await db('SELECT status FROM subscribers WHERE endpoint = $1', [subscription.endpoint])), { timeout: 15_000 }).toEqual([{ status: 'active' }])
+    expect(errors).toEqual([])
+    await visitorContext.close()
+
+    await nav(page, 'Overview').click()
+    await page.reload()
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    expect(await page.locator('#count-active .stat-value').textContent()).toBe('6')
   })
 
   it('is usable from the keyboard: a skip link first, and every navigation puts focus on the page heading', async () => {
