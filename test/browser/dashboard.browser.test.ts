@@ -27,8 +27,9 @@ const PUSH_DELAY_MS = 700
 async function screenshot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOTS) return
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
-  // Let images and fonts settle before the shot.
+  // Let images and fonts settle, and keep the pointer off the links, before the shot.
   await page.waitForLoadState('networkidle')
+  await page.mouse.move(0, 0)
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true })
 }
 
@@ -289,7 +290,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     const rows = page.locator('tbody tr[data-broadcast-id]')
     expect(await rows.count()).toBe(2)
     const sent = await rows.nth(1).locator('td').allTextContents()
-    expect(sent).toEqual(['Spring sale', 'sent dashboard', 'group', '5', '5', '0', '2', '1', '40.0%', expect.any(String)])
+    expect(sent).toEqual(['Spring sale', 'sent dashboard', 'group VIP customers', '5', '5', '0', '2', '1', '40.0%', expect.any(String)])
     expect(await rows.nth(0).locator('td').nth(1).textContent()).toContain('canceled')
     expect(await page.locator('svg.chart rect.bar-delivered').count()).toBe(14)
     expect(await page.locator('svg.chart desc').textContent()).toBe('5 delivered and 2 clicked in total.')
