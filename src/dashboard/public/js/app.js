@@ -74,7 +74,7 @@ function renderSignIn(reason) {
       h('label', { for: 'api-key' }, 'API key'),
       input,
       h('small', { class: 'hint', id: 'api-key-hint' },
-        'The project API key that `herald projects create` printed. It stays in this tab only (session storage) and is sent to this server alone.'),
+        'The key that “herald projects create” printed (or the operator API). It stays in this tab only, in session storage, and goes to this server alone.'),
     ),
     h('button', { type: 'submit' }, 'Sign in'),
   )
@@ -92,13 +92,13 @@ function renderSignIn(reason) {
     input.value = ''
     enterShell()
   })
-  replace(main, 
+  replace(main, h('div', { class: 'sign-in-page' },
     pageHeading('Sign in to Herald'),
     h('p', {}, 'Run your project: send broadcasts, manage groups and subscribers, see what was delivered and clicked.'),
     reason ? errorBox(reason) : null,
     slot,
     form,
-  )
+  ))
   input.focus()
 }
 

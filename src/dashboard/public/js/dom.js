@@ -49,6 +49,17 @@ export function formatTime(ms) {
   return ms === null || ms === undefined ? '—' : dateTime.format(new Date(ms))
 }
 
+const thisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
+const otherYear = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' })
+
+/** For table cells: 'Nov 23, 11:35 AM' this year, 'Nov 23, 2025' before; the full time in the title. */
+export function shortTime(ms) {
+  if (ms === null || ms === undefined) return '—'
+  const date = new Date(ms)
+  const text = date.getFullYear() === new Date().getFullYear() ? thisYear.format(date) : otherYear.format(date)
+  return h('time', { datetime: date.toISOString(), title: dateTime.format(date) }, text)
+}
+
 export function formatNumber(n) {
   return integer.format(n)
 }

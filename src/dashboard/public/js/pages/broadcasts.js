@@ -4,7 +4,7 @@
 // canceled there.
 import { del, get, query } from '../api.js'
 import { deliveryChart, dailyTotals } from '../chart.js'
-import { append, formatNumber, formatRate, formatTime, h, replace } from '../dom.js'
+import { append, formatNumber, formatRate, formatTime, h, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, pageHeading, show, statusBadge, table } from '../ui.js'
 
 /** Statuses after which nothing changes any more. */
@@ -16,14 +16,16 @@ export async function render(view, session, { id, detail, flash }) {
   return renderList(view, flash)
 }
 
-function targetText(target) {
+/** A target in words; a deleted group is named by its id. */
+function targetText(target, groupNames = new Map()) {
   if (target.type === 'user') return `user ${target.external_id}`
-  if (target.type === 'group') return 'group'
+  if (target.type === 'group') return `group ${groupNames.get(target.group_id) ?? target.group_id}`
   return 'all'
 }
 
 async function renderList(view, flash) {
-  const first = await get('/v1/broadcasts?limit=100')
+  const [first, { groups }] = await Promise.all([get('/v1/broadcasts?limit=100'), get('/v1/groups')])
+  const groupNames = new Map(groups.map((g) => [g.id, g.name]))
   const all = [...first.broadcasts]
   let cursor = first.next_cursor
   const tableSlot = h('div')
@@ -34,14 +36,14 @@ async function renderList(view, flash) {
     return h('tr', { 'data-broadcast-id': b.id },
       h('td', {}, h('a', { href: `#/broadcasts/${b.id}` }, b.notification.title)),
       h('td', {}, statusBadge(b.status), b.source === 'dashboard' ? h('span', { class: 'muted small' }, ' dashboard') : null),
-      h('td', {}, targetText(b.target)),
+      h('td', {}, targetText(b.target, groupNames)),
       h('td', { class: 'num' }, formatNumber(b.audience)),
       h('td', { class: 'num' }, formatNumber(b.delivered)),
       h('td', { class: 'num' }, formatNumber(b.failed)),
       h('td', { class: 'num' }, formatNumber(b.clicked)),
       h('td', { class: 'num' }, formatNumber(b.dismissed)),
       h('td', { class: 'num' }, formatRate(b.clicked, b.delivered)),
-      h('td', {}, formatTime(b.scheduled_at && b.status === 'scheduled' ? b.scheduled_at : b.created_at)),
+      h('td', { class: 'when' }, shortTime(b.scheduled_at && b.status === 'scheduled' ? b.scheduled_at : b.created_at)),
     )
   }
 
@@ -77,7 +79,7 @@ async function renderList(view, flash) {
 
 async function renderDetail(view, session, id, flash) {
   let broadcast = await get(`/v1/broadcasts/${id}`)
-  const groups = broadcast.target.type === 'group' ? (await get('/v1/groups')).groups : []
+  const groupNames = broadcast.target.type === 'group' ? new Map((await get('/v1/groups')).groups.map((g) => [g.id, g.name])) : new Map()
   const slot = h('div', { class: 'slot' })
   const live = h('div', { id: 'broadcast-live', 'aria-live': 'polite' })
   const actions = h('div', { class: 'form-actions' })
@@ -155,7 +157,7 @@ async function renderDetail(view, session, id, flash) {
         row('Link', n.url),
         row('Icon', n.icon ? h('img', { src: n.icon, alt: 'Icon', width: '32', height: '32' }) : '—'),
         row('Image', n.image ? h('img', { src: n.image, alt: 'Image', class: 'thumb' }) : '—'),
-        row('Target', t.type === 'group' ? `group ${groups.find((g) => g.id === t.group_id)?.name ?? t.group_id}` : targetText(t)),
+        row('Target', targetText(t, groupNames)),
         row('Time to live', `${formatNumber(broadcast.ttl)} s`),
         row('Urgency', broadcast.urgency),
         row('Topic', broadcast.topic ?? '—'),

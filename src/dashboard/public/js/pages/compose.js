@@ -18,7 +18,7 @@ function mediaInput(label, name, hint) {
     url.dispatchEvent(new Event('input', { bubbles: true }))
   })
   return {
-    nodes: [field(label, url, hint), field(`…or upload a ${name} file`, file)],
+    nodes: [field(label, url, hint), field(`…or upload an ${name} file`, file)],
     value: () => dataUrl ?? (url.value.trim() || undefined),
   }
 }

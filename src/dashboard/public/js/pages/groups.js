@@ -1,6 +1,6 @@
 // Groups: list with member counts; create, rename, describe, delete.
 import { del, get, patch, post } from '../api.js'
-import { append, field, formatNumber, formatTime, h, replace } from '../dom.js'
+import { append, field, formatNumber, h, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, table } from '../ui.js'
 
 export async function render(view, session) {
@@ -48,7 +48,7 @@ export async function render(view, session) {
       h('td', {}, h('a', { href: `#/subscribers`, onclick: () => { session.subscriberFilter = { group_id: group.id } } }, group.name)),
       h('td', {}, group.description ?? h('span', { class: 'muted' }, '—')),
       h('td', { class: 'num' }, formatNumber(group.member_count)),
-      h('td', {}, formatTime(group.created_at)),
+      h('td', { class: 'when' }, shortTime(group.created_at)),
       actions,
     )
     function edit() {

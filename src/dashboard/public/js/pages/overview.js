@@ -1,7 +1,7 @@
 // Overview: subscribers by status, pushes this month against the cap, and the
 // latest broadcasts.
 import { get } from '../api.js'
-import { append, formatNumber, formatRate, formatTime, h } from '../dom.js'
+import { append, formatNumber, formatRate, h, shortTime } from '../dom.js'
 import { okBox, pageHeading, statusBadge, table } from '../ui.js'
 
 export async function render(view, session, { flash }) {
@@ -43,7 +43,7 @@ export async function render(view, session, { flash }) {
           h('td', { class: 'num' }, formatNumber(b.audience)),
           h('td', { class: 'num' }, formatNumber(b.delivered)),
           h('td', { class: 'num' }, formatRate(b.clicked, b.delivered)),
-          h('td', {}, formatTime(b.created_at)),
+          h('td', { class: 'when' }, shortTime(b.created_at)),
         )),
         { emptyText: 'No broadcasts yet. Compose your first one.' }),
       recent.broadcasts.length ? h('p', {}, h('a', { href: '#/broadcasts' }, 'All broadcasts')) : null,

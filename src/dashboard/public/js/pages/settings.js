@@ -1,7 +1,7 @@
 // Settings: webhooks (the signing secret shown once, at creation), the
 // project's default icon (PATCH /v1/me), and the snippet to paste into the site.
 import { del, get, patch, post } from '../api.js'
-import { append, field, formatTime, h, readAsDataUrl, replace } from '../dom.js'
+import { append, field, h, readAsDataUrl, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, table } from '../ui.js'
 
 const EVENTS = ['delivered', 'failed', 'clicked', 'dismissed']
@@ -28,7 +28,7 @@ async function webhooksSection() {
         h('td', { class: 'mono break' }, w.url),
         h('td', {}, w.events.join(', ')),
         h('td', {}, w.status),
-        h('td', {}, formatTime(w.created_at)),
+        h('td', { class: 'when' }, shortTime(w.created_at)),
         h('td', {}, confirmButton('Delete', `Stop sending events to ${w.url}?`, async () => {
           try {
             await del(`/v1/webhooks/${w.id}`)

@@ -2,7 +2,7 @@
 // external id, group), pages by cursor; a subscriber's detail with its groups;
 // erasure.
 import { del, get, post, query } from '../api.js'
-import { append, field, formatTime, h, replace } from '../dom.js'
+import { append, field, formatTime, h, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, statusBadge, table } from '../ui.js'
 
 export async function render(view, session, { id, detail, flash }) {
@@ -47,8 +47,8 @@ async function renderList(view, session, flash) {
           h('td', {}, statusBadge(s.status)),
           h('td', {}, s.external_id ?? h('span', { class: 'muted' }, '—')),
           h('td', {}, s.group_ids.length ? s.group_ids.map((gid) => groupName.get(gid) ?? gid).join(', ') : h('span', { class: 'muted' }, '—')),
-          h('td', {}, formatTime(s.created_at)),
-          h('td', {}, formatTime(s.last_seen_at)),
+          h('td', { class: 'when' }, shortTime(s.created_at)),
+          h('td', { class: 'when' }, shortTime(s.last_seen_at)),
         )),
         { emptyText: 'No subscribers match. Visitors appear here once they opt in through the SDK on your site.' }),
       h('div', { class: 'pager' },
