@@ -64,8 +64,8 @@ export async function fakePushLog(target: Page | Worker): Promise<FakePushLog> {
   return 'goto' in target ? target.evaluate(read) : target.evaluate(read)
 }
 
-/** Polls `read` until `accept` holds (counts written by batched or background work), or fails with the last value. */
-export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+/** Polls `read` until `accept` holds (counts written by batched or background work), or fails with the last value. 20 s: fan-out and beacons on a loaded two-core CI machine. */
+export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let value = await read()
   while (!accept(value)) {
