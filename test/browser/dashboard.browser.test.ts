@@ -365,6 +365,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await expect.poll(async () => (await api('GET', '/v1/me')).project.default_icon).toMatch(hosted)
     await expect.poll(() => page.locator('#current-icon img').getAttribute('src')).toMatch(hosted)
     const defaultIcon = (await api('GET', '/v1/me')).project.default_icon
+    await screenshot(page, 'settings')
     await expect.poll(() => page.locator('#current-icon img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(96)
     // A bad one is refused in words, keeping the old one.
     await page.getByLabel('Icon URL').fill('http://insecure.example.com/icon.png')
@@ -380,7 +381,6 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(snippet).toContain('Herald.subscribe()')
     expect(await page.locator('#snippet-worker').textContent()).toBe(`importScripts('${herald.url}/sdk/sw.js')`)
     pasted = { page: (await page.locator('#snippet-page').textContent())!, worker: (await page.locator('#snippet-worker').textContent())! }
-    await screenshot(page, 'settings')
 
     // The webhook list after a reload no longer shows the secret; then delete it.
     await page.reload()
