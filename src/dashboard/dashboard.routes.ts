@@ -29,7 +29,14 @@ export function dashboardCsp(cdnUrl: string): string {
   ].join('; ')
 }
 
+/** Where index.html carries HERALD_PUBLIC_URL, for the site snippet on the settings page. */
+export const PUBLIC_URL_PLACEHOLDER = '__HERALD_PUBLIC_URL__'
+
+const htmlAttribute = (value: string): string =>
+  value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+
 export function registerDashboardRoutes(app: App, ctx: AppContext): void {
+  const publicUrl = htmlAttribute(ctx.config.publicUrl.replace(/\/+$/, ''))
   registerStaticFolder(app, {
     prefix: '/dashboard/',
     dir: DASHBOARD_DIR,
@@ -41,5 +48,6 @@ export function registerDashboardRoutes(app: App, ctx: AppContext): void {
       'X-Frame-Options': 'DENY',
     },
     index: 'index.html',
+    transform: (name, body) => (name === 'index.html' ? body.toString('utf8').replaceAll(PUBLIC_URL_PLACEHOLDER, publicUrl) : body),
   })
 }

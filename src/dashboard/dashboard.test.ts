@@ -6,7 +6,7 @@ import { dashboardCsp } from './dashboard.routes.ts'
 
 let t: TestApp
 beforeAll(async () => {
-  t = await createTestApp({ HERALD_CDN_URL: 'http://media.localhost:4000/base' })
+  t = await createTestApp({ HERALD_CDN_URL: 'http://media.localhost:4000/base', HERALD_PUBLIC_URL: 'https://push.example.com/' })
 })
 afterAll(async () => {
   await t.close()
@@ -23,6 +23,12 @@ describe('/dashboard', () => {
     expect(res.headers['referrer-policy']).toBe('no-referrer')
     expect(res.headers['x-content-type-options']).toBe('nosniff')
     expect(dashboardCsp('https://cdn.example.com/x')).toContain("img-src 'self' https: data: https://cdn.example.com;")
+  })
+
+  it('carries HERALD_PUBLIC_URL for the site snippet (sites reach Herald by that name, not the dashboard\'s)', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/dashboard' })
+    expect(res.body).toContain('<meta name="herald-public-url" content="https://push.example.com">')
+    expect(res.body).not.toContain('__HERALD_PUBLIC_URL__')
   })
 
   it('is revalidated (no-cache) and answers 304 to its ETag', async () => {

@@ -104,8 +104,9 @@ function iconSection(session) {
 }
 
 function snippetSection(me) {
-  // Herald serves this page, so its origin is Herald's base URL as the browser reaches it.
-  const base = location.origin
+  // HERALD_PUBLIC_URL, written into the page by Herald (sites must reach Herald by
+  // that name); this page's own origin if the page was opened without it.
+  const base = document.querySelector('meta[name="herald-public-url"]')?.content || location.origin
   const pageCode = [
     `<script src="${base}/sdk/herald.js"></script>`,
     '<button type="button" id="notify-me">Get notifications</button>',
