@@ -9,6 +9,9 @@ import tls from 'node:tls'
 import { isPublicAddress } from '../platform/outbound/url-policy.ts'
 import { NOT_PUBLIC_CODE, publicOnlyLookup } from '../platform/outbound/public-connect.ts'
 
+/** A session with no stream for this long is closed; the next push opens a new one. */
+const IDLE_MS = 60_000
+
 export interface Http2OriginOptions {
   timeoutMs: number
   allowPrivateAddresses: boolean
@@ -71,6 +74,8 @@ export class Http2Origin {
         }
         const session = http2.connect(this.origin.origin, { createConnection: () => socket })
         session.on('error', () => undefined) // surfaced on the streams; the session is dropped on close
+        // Idle sessions close, like the HTTP/1.1 pool's keep-alive: push service hosts come and go.
+        session.setTimeout(IDLE_MS, () => session.close())
         resolve(session)
       })
     })
