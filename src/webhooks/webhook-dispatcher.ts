@@ -81,6 +81,11 @@ export const PREFETCH_PER_SLOT = 16
  */
 export const MAX_HELD_MS = 5_000
 
+/** Successes deleted by one statement, at most about; a full batch is written at once. */
+const DONE_BATCH = 200
+/** How long the first success waits for others before they are written (rows stay leased meanwhile). */
+const DONE_WAIT_MS = 10
+
 interface HeldDelivery {
   delivery: ClaimedDelivery
   heldAt: number
@@ -107,6 +112,8 @@ export class WebhookDispatcher {
   /** Successful deliveries not yet deleted: recorded together, one statement per batch. */
   private done: number[] = []
   private recordingDone: Promise<void> | null = null
+  /** Ends the wait for more successes at once (a full batch, or stopping). */
+  private doneWaitOver: (() => void) | null = null
   private stopListening: (() => Promise<void>) | null = null
   private readonly maxHeldMs: number
   /** Each endpoint's answer time, ms (moving average): how many rows it may hold. */
@@ -137,6 +144,7 @@ export class WebhookDispatcher {
     if (this.timer) clearTimeout(this.timer)
     await this.stopListening?.()
     await Promise.allSettled([...this.active])
+    this.doneWaitOver?.()
     await this.recordDone()
     const unsent = [...this.held.values()].flat().map((h) => h.delivery.id)
     this.held.clear()
@@ -316,9 +324,22 @@ export class WebhookDispatcher {
     await this.record(delivery, result)
   }
 
-  /** Deletes the delivered rows, one statement for all those finished meanwhile (one statement in flight at a time). */
+  /**
+   * Deletes the delivered rows, one statement for all those finished
+   * meanwhile (one statement in flight at a time). The first waits up to
+   * DONE_WAIT_MS for company: with the embedded database a statement runs in
+   * this thread, so nothing else finishes while it runs and, without the
+   * wait, every success would be a statement of its own.
+   */
   private recordDone(): Promise<void> {
     this.recordingDone ??= (async () => {
+      if (this.done.length < DONE_BATCH && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          this.doneWaitOver = resolve
+          setTimeout(resolve, DONE_WAIT_MS).unref?.()
+        })
+        this.doneWaitOver = null
+      }
       while (this.done.length > 0) {
         const ids = this.done
         this.done = []
@@ -340,6 +361,7 @@ export class WebhookDispatcher {
       // The slot is free at once; the row stays leased to this worker until the
       // batch is deleted (were that lost, the delivery would be sent again: at least once).
       this.done.push(delivery.id)
+      if (this.done.length >= DONE_BATCH) this.doneWaitOver?.()
       void this.recordDone()
       return
     }
