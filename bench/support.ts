@@ -38,6 +38,8 @@ export class BenchPushService {
       },
       serialization: 'advanced',
     })
+    // A bench that fails midway must not leave its push service running.
+    process.once('exit', () => child.kill())
     const ready = await new Promise<{ url: string }>((resolve) => child.once('message', (m) => resolve(m as { url: string })))
     return new BenchPushService(child, ready.url)
   }

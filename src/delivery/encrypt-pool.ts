@@ -15,6 +15,9 @@ export type Encrypted = Buffer | { error: string }
 
 /** Subscriptions per message to a thread: large enough that messaging costs little next to the crypto. */
 const CHUNK = 64
+/** V8 heap limits of an encryption thread, in MB (a thread holds a few tasks at a time). */
+const THREAD_YOUNG_MB = 8
+const THREAD_OLD_MB = 64
 
 export class EncryptPool {
   private pool: Piscina | null = null
@@ -32,6 +35,10 @@ export class EncryptPool {
         // Not the process's flags: `--import tsx` would load a TypeScript loader
         // (and its hooks thread) into every encryption thread for nothing.
         execArgv: [],
+        // A task is 64 subscriptions and their bodies (at most 4 KB each): small
+        // heaps suffice, and V8's defaults let each thread's young generation
+        // alone grow to 32 MB under a fan-out's churn.
+        resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_MB, maxOldGenerationSizeMb: THREAD_OLD_MB },
       })
     }
     return this.pool

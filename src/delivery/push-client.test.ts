@@ -151,6 +151,7 @@ describe('PushClient', () => {
       })
     }
     const stuck = Array.from({ length: 5 }, () => request(hanging, true))
+    for (let waited = 0; hanging.requests < 2 && waited < 5000; waited += 20) await sleep(20)
     await sleep(200)
     // Two sent, three waiting in Herald (not queued on the push service's sockets).
     expect(hanging.requests).toBe(2)

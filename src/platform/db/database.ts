@@ -2,6 +2,7 @@
 // database (no server needed) and a PostgreSQL server (DATABASE_URL). The SQL
 // and the migrations are the same for both.
 import fs from 'node:fs'
+import { setFlagsFromString } from 'node:v8'
 import pg from 'pg'
 import type { PGlite } from '@electric-sql/pglite'
 import { lockDataDir } from './data-dir-lock.ts'
@@ -212,9 +213,10 @@ class EmbeddedDatabase implements Database {
  * The embedded server runs inside this process's memory, so its caches are
  * sized for a laptop: PostgreSQL's default 128 MB of shared buffers would be
  * most of Herald's footprint (measured: 360 MB resident at start with the
- * default, 237 MB with these).
+ * default, 237 MB with 32 MB of shared buffers; 8 MB and small WAL and temp
+ * buffers took another ~20-30 MB off an open database, docs/performance.md).
  */
-const EMBEDDED_SETTINGS = ['shared_buffers=32MB', 'work_mem=4MB', 'maintenance_work_mem=16MB']
+const EMBEDDED_SETTINGS = ['shared_buffers=8MB', 'work_mem=2MB', 'maintenance_work_mem=16MB', 'wal_buffers=512kB', 'temp_buffers=2MB']
 
 export interface DatabaseOptions {
   /** postgres://… to use a server; otherwise the embedded database. */
@@ -239,7 +241,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const unlock = options.dataDir ? lockDataDir(options.dataDir) : undefined
   // Imported only here: on a PostgreSQL server Herald never loads the embedded one (~45 MB).
   const { PGlite } = await import('@electric-sql/pglite')
-  const db = new PGlite(options.dataDir ? `${options.dataDir}/pgdata` : undefined, { postgresqlconf: EMBEDDED_SETTINGS })
-  await db.waitReady
+  // PostgreSQL compiled to WebAssembly is a large module: V8's optimising tier
+  // compiles all of it again beside the baseline code, ~70 MB more resident
+  // (measured 196 → 124 MB for an open database). Baseline code only for this
+  // module; the flag is put back once it is compiled, for any other module.
+  setFlagsFromString('--liftoff-only')
+  let db: PGlite
+  try {
+    db = new PGlite(options.dataDir ? `${options.dataDir}/pgdata` : undefined, { postgresqlconf: EMBEDDED_SETTINGS })
+    await db.waitReady
+  } finally {
+    setFlagsFromString('--no-liftoff-only')
+  }
   return new EmbeddedDatabase(db, unlock)
 }
