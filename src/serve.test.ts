@@ -1,0 +1,55 @@
+// `herald serve` for real, as `npm start` runs it, on an empty data directory:
+// the embedded database is created apart (in a child that exits), so the
+// server does not keep initdb's memory for good.
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { testDbMode } from '../test/support/database.ts'
+import { freePort } from '../test/support/browser.ts'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+let child: ChildProcess | null = null
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-first-start-'))
+
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    child.kill('SIGTERM')
+    await new Promise((resolve) => child!.once('exit', resolve))
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true })
+})
+
+async function waitReady(url: string, output: () => string): Promise<void> {
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    if (child?.exitCode !== null) throw new Error(`herald serve exited: ${output()}`)
+    const ok = await fetch(url).then((res) => res.ok, () => false)
+    if (ok) return
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`herald serve not ready in time: ${output()}`)
+}
+
+describe.skipIf(testDbMode() !== 'embedded' || process.platform !== 'linux')('first start on an empty data directory', () => {
+  it('creates the database in a child process, serves, and keeps its memory low', async () => {
+    const port = await freePort()
+    let output = ''
+    const env = { PATH: process.env.PATH, PORT: String(port), HERALD_DATA_DIR: dataDir, HERALD_LOG_LEVEL: 'warn', NODE_ENV: 'test' }
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { cwd: ROOT, env })
+    child.stdout!.on('data', (chunk) => (output += chunk))
+    child.stderr!.on('data', (chunk) => (output += chunk))
+    await waitReady(`http://127.0.0.1:${port}/readyz`, () => output)
+    expect(output).toContain(`Creating the embedded database in ${dataDir}`)
+    expect(fs.existsSync(path.join(dataDir, 'pgdata', 'PG_VERSION'))).toBe(true)
+    const me = await fetch(`http://127.0.0.1:${port}/v1/me`)
+    expect(me.status).toBe(401)
+    // Peak resident memory of the server process: ~270 MB this way, ~770 MB when
+    // the server ran initdb itself (measured on the development machine).
+    const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8')
+    const peakMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024
+    expect(peakMb).toBeLessThan(450)
+  }, 150_000)
+})
