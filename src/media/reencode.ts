@@ -2,7 +2,6 @@
 // the sender put around the pixels (EXIF, ICC, text chunks, a script appended
 // after the image data: polyglots) does not survive, and bytes the decoder
 // refuses (truncated, corrupt) are refused here.
-import sharp from 'sharp'
 import { MAX_PIXELS, MediaCheckError, type CheckedImage, type ImageFormat } from './image-check.ts'
 
 export interface EncodedImage {
@@ -16,6 +15,9 @@ export interface EncodedImage {
 const LOSSY_QUALITY = 90
 
 export async function reencode(image: CheckedImage): Promise<EncodedImage> {
+  // Loaded on first use (~19 MB resident with libvips): a worker, or an API
+  // that never receives an image, does not carry it.
+  const { default: sharp } = await import('sharp')
   try {
     const input = sharp(image.bytes, {
       // Second line of defence after readDimensions: sharp refuses to decode
