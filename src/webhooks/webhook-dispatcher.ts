@@ -317,7 +317,11 @@ export class WebhookDispatcher {
     const body = webhookEventBody(delivery)
     const headers = webhookHeaders(delivery.secret, delivery.event_id, body)
     const started = performance.now()
-    const result = await this.options.client.post(delivery.url, headers, body)
+    // An overall deadline: undici's bodyTimeout is only the longest gap between
+    // chunks, so an endpoint trickling its answer could otherwise hold the
+    // request past its lease (and the row would be sent twice).
+    const { client } = this.options
+    const result = await client.post(delivery.url, headers, body, AbortSignal.timeout(client.timeoutMs))
     const tookMs = performance.now() - started
     const average = this.answerMs.get(delivery.webhook_id)
     this.answerMs.set(delivery.webhook_id, average === undefined ? tookMs : average * 0.8 + tookMs * 0.2)
