@@ -135,6 +135,46 @@ describe('WebhookDispatcher', () => {
     for (const row of left) expect(row).toEqual({ attempts: 0, locked_by: null })
   })
 
+  it('on stop, waits for a claim already running and hands its rows straight back, unsent and not counted', async () => {
+    const hook = await endpointWithEvents(0)
+    const d = dispatcher({ perEndpoint: 2 })
+    await d.start()
+    // The deliveries are written by a transaction that then locks the table: the dispatcher's
+    // next claim waits for it, and stop() comes while that claim runs. (On PostgreSQL stop's
+    // UNLISTEN does not queue behind the claim, so only there could stop end before the claim.)
+    let unlock!: () => void
+    const gate = new Promise<void>((resolve) => (unlock = resolve))
+    let lockTaken!: () => void
+    const lockHeld = new Promise<void>((resolve) => (lockTaken = resolve))
+    const events = Array.from({ length: 5 }, () => newId('evt'))
+    const holder = database.db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO events (id, project_id, broadcast_id, type) SELECT id, $1, $2, 'delivered' FROM unnest($3::text[]) AS e(id)`, [
+        projectId,
+        broadcastId,
+        events,
+      ])
+      await enqueueDeliveriesForEvents(tx, projectId, events.map((e) => ({ id: e, type: 'delivered' })))
+      await tx.query('LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE')
+      lockTaken()
+      await gate
+    })
+    await lockHeld
+    await new Promise((resolve) => setTimeout(resolve, 150)) // a few polls: a claim is now waiting
+    let stopped = false
+    const stopping = d.stop().then(() => (stopped = true))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    unlock()
+    await holder
+    await stopping
+    expect(stopped).toBe(true)
+    // Whatever that claim took is back in the table at once, its attempt not counted, and nothing was sent.
+    const untouched = Array.from({ length: 5 }, () => ({ attempts: 0, locked_by: null }))
+    expect(await rows(hook.id)).toEqual(untouched)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(await rows(hook.id)).toEqual(untouched)
+    expect(receiver.on(hook.path)).toHaveLength(0)
+  })
+
   it('ends a request whose answer trickles in past the timeout: an overall deadline, not only a gap between chunks', async () => {
     // Headers at once, then a byte every 50 ms for 5 s: never idle long enough for undici's bodyTimeout.
     const server = createServer((_req, res) => {
