@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
 import { newWebhookSecret } from '../webhooks/webhooks.service.ts'
-import { BeaconWriter } from './beacon-writer.ts'
+import { createTestDatabase } from '../../test/support/database.ts'
+import { BeaconsLostError, BeaconWriter, isConnectionError } from './beacon-writer.ts'
 import { recordBeacons, type Beacon } from './events.service.ts'
 
 let t: TestApp
@@ -149,25 +150,79 @@ describe('a batch', () => {
     expect(await eventsOf(theirs)).toEqual([])
   })
 
-  it('whose transaction fails writes its other beacons alone: one bad beacon does not lose the good ones', async () => {
+  it('whose transaction fails is split in halves until the bad beacon is alone: the others are written, in about 2 log2(N) extra transactions', async () => {
     const good = await insertBroadcast(a.id)
     const bad = await insertBroadcast(a.id)
     const cure = await poison(bad)
     try {
       const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(t.database.db, beacons), t.ctx.log)
-      const outcomes = await Promise.allSettled([
-        writer.record({ project_id: a.id, broadcast_id: good, type: 'clicked' }),
-        writer.record({ project_id: a.id, broadcast_id: bad, type: 'clicked' }),
-        writer.record({ project_id: a.id, broadcast_id: good, type: 'dismissed' }),
-      ])
-      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
-      // The failed batch, then each beacon alone.
-      expect(writer.transactions).toBe(4)
-      expect(await counts(good)).toEqual({ clicked: 1, dismissed: 1 })
+      const N = 64
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: N }, (_, i) => writer.record({ project_id: a.id, broadcast_id: i === 37 ? bad : good, type: i % 2 ? 'clicked' : 'dismissed' })),
+      )
+      expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: N }, (_, i) => (i === 37 ? 'rejected' : 'fulfilled')))
+      expect((outcomes[37] as PromiseRejectedResult).reason).toBeInstanceOf(BeaconsLostError)
+      // The failed batch, then two halves at each of the 6 levels down to the bad beacon alone (not 1 + 64).
+      expect(writer.transactions).toBe(1 + 2 * Math.log2(N))
+      expect(writer.lost).toBe(1)
+      expect(await counts(good)).toEqual({ clicked: 31, dismissed: 32 })
       expect(await counts(bad)).toEqual({ clicked: 0, dismissed: 0 })
       expect(await eventsOf(bad)).toEqual([])
     } finally {
       await cure()
+    }
+  })
+
+  it('failing for want of a connection is failed whole, at once: one transaction per batch, no retries in parts', async () => {
+    const broadcast = await insertBroadcast(a.id)
+    // A real database, closed: every write fails as when the server is gone.
+    const gone = await createTestDatabase()
+    await gone.drop()
+    const logged = vi.spyOn(t.ctx.log, 'error')
+    try {
+      const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(gone.db, beacons), t.ctx.log)
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 501 }, () => writer.record({ project_id: a.id, broadcast_id: broadcast, type: 'clicked' })),
+      )
+      expect(outcomes.every((o) => o.status === 'rejected' && o.reason instanceof BeaconsLostError)).toBe(true)
+      // A batch of 500 and one of 1: two transactions, not 502.
+      expect(writer.transactions).toBe(2)
+      expect(writer.lost).toBe(501)
+      const losses = logged.mock.calls.map(([fields]) => fields as { beacons_lost?: number }).filter((f) => f.beacons_lost !== undefined)
+      expect(losses.map((f) => f.beacons_lost)).toEqual([500, 1])
+    } finally {
+      logged.mockRestore()
+    }
+  })
+
+  it('tells connection failures from data errors', () => {
+    const withCode = (code: string) => Object.assign(new Error(code), { code })
+    for (const code of ['08006', '08001', '57P01', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']) {
+      expect(isConnectionError(withCode(code)), code).toBe(true)
+    }
+    expect(isConnectionError(new Error('Cannot use a pool after calling end on the pool'))).toBe(true)
+    expect(isConnectionError(new Error('timeout exceeded when trying to connect'))).toBe(true)
+    for (const code of ['22P02', '23505', '23503', 'P0001', '40001', '42P01']) expect(isConnectionError(withCode(code)), code).toBe(false)
+  })
+
+  it('past MAX_QUEUED_BEACONS waiting, answers a beacon at once and drops it, counted, with one log line for many', async () => {
+    const broadcast = await insertBroadcast(b.id)
+    const logged = vi.spyOn(t.ctx.log, 'error')
+    try {
+      const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(t.database.db, beacons), t.ctx.log, { maxQueued: 10 })
+      // All in one turn of the event loop: the first 10 wait for the write, the other 40 are dropped.
+      const outcomes = await Promise.all(Array.from({ length: 50 }, () => writer.record({ project_id: b.id, broadcast_id: broadcast, type: 'clicked' })))
+      expect(outcomes.filter((o) => o === true)).toHaveLength(10)
+      expect(outcomes.filter((o) => o === false)).toHaveLength(40)
+      expect(writer.dropped).toBe(40)
+      expect(writer.transactions).toBe(1)
+      expect(await counts(broadcast)).toEqual({ clicked: 10, dismissed: 0 })
+      await writer.close()
+      const drops = logged.mock.calls.map(([fields]) => fields as { beacons_dropped?: number }).filter((f) => f.beacons_dropped !== undefined)
+      // One line at the first drop, one more (at close, or after the interval) with the rest: not one per beacon.
+      expect(drops.map((f) => f.beacons_dropped)).toEqual([1, 39])
+    } finally {
+      logged.mockRestore()
     }
   })
 })
