@@ -5,6 +5,7 @@ import { createTestApp, type TestApp, type TestProject } from '../../test/suppor
 import { newId } from '../platform/ids.ts'
 import { newWebhookSecret } from '../webhooks/webhooks.service.ts'
 import { createTestDatabase } from '../../test/support/database.ts'
+import { MAX_PENDING_LOOKUPS, PROJECT_CACHE_ENTRIES } from './beacon-lookups.ts'
 import { BeaconsLostError, BeaconWriter, isConnectionError } from './beacon-writer.ts'
 import { recordBeacons, type Beacon } from './events.service.ts'
 
@@ -224,6 +225,30 @@ describe('a batch', () => {
     } finally {
       logged.mockRestore()
     }
+  })
+})
+
+describe('a flood of made-up project ids', () => {
+  it('well past the caches\' bounds, never costs a real project its beacons', async () => {
+    const broadcast = await insertBroadcast(b.id)
+    // Known to the route's caches first, as a project in use is.
+    expect((await beacon(b.id, { type: 'clicked', broadcast_id: broadcast })).statusCode).toBe(202)
+    // Each chunk gets MAX_PENDING_LOOKUPS ids looked up (and remembered as not found) and as many
+    // shed: enough chunks for more "not found" answers than the project cache holds.
+    const chunk = 2 * MAX_PENDING_LOOKUPS
+    const chunks = PROJECT_CACHE_ENTRIES / MAX_PENDING_LOOKUPS + 2
+    for (let n = 0; n < chunks; n++) {
+      // Each chunk fills the queue of waiting look-ups; the real beacon comes in the middle of it.
+      const answers = await Promise.all(
+        Array.from({ length: chunk + 1 }, (_, i) =>
+          i === chunk / 2
+            ? beacon(b.id, { type: 'dismissed', broadcast_id: broadcast })
+            : beacon(newId('prj'), { type: 'clicked', broadcast_id: newId('bdc') }),
+        ),
+      )
+      expect(answers.every((res) => res.statusCode === 202)).toBe(true)
+    }
+    expect(await counts(broadcast)).toEqual({ clicked: 1, dismissed: chunks })
   })
 })
 
