@@ -16,16 +16,16 @@ export interface BeaconProject {
   effectiveLimits: Limits
 }
 
-/** Projects remembered at most: a few hundred bytes each. */
+/** Projects remembered at most: a few hundred bytes each. "Not found" answers are kept apart, as many again at most. */
 export const PROJECT_CACHE_ENTRIES = 10_000
 /** A change of plan or limits reaches the beacon route within this long; so does a project created after a miss. */
 export const PROJECT_TTL_MS = 10_000
-/** (project, broadcast) answers remembered at most: about 200 bytes each. */
+/** (project, broadcast) "found" answers remembered at most, and as many "not found" apart: about 200 bytes each. */
 export const BROADCAST_CACHE_ENTRIES = 50_000
 /** A broadcast never changes project, so a "yes" can be kept longer than a "no". */
 export const BROADCAST_FOUND_TTL_MS = 60_000
 export const BROADCAST_MISSING_TTL_MS = 10_000
-/** Distinct ids waiting for one look-up query at most; past it, new ones are dropped unasked. */
+/** Distinct ids never found before waiting for one look-up query at most; past it, new ones are dropped unasked. */
 export const MAX_PENDING_LOOKUPS = 1_000
 
 export class BeaconLookups {

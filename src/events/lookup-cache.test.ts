@@ -78,16 +78,56 @@ describe('LookupCache', () => {
     }
   })
 
-  it('keeps at most maxEntries answers, dropping the oldest', async () => {
-    const cache = projectCache({ maxEntries: 100 })
+  it('keeps at most maxMissingEntries "not found" answers, dropping the oldest', async () => {
+    const cache = projectCache({ maxMissingEntries: 100 })
     const ids = Array.from({ length: 500 }, () => newId('prj'))
     await Promise.all(ids.map((id) => cache.get(id)))
-    expect(cache.size).toBe(100)
+    expect(cache.missingSize).toBe(100)
+    expect(cache.size).toBe(0)
     const loads = cache.loads
     await cache.get(ids[499])
     expect(cache.loads).toBe(loads)
     await cache.get(ids[0])
     expect(cache.loads).toBe(loads + 1)
+  })
+
+  it('keeps found answers apart: a flood of made-up ids well past every bound never pushes a real project out, nor gets it shed', async () => {
+    const cache = projectCache({ maxEntries: 10, maxMissingEntries: 100, maxPending: 50 })
+    expect(await cache.get(projectId)).toBe('free')
+    let floodLoads = 0
+    for (let round = 0; round < 8; round++) {
+      const before = cache.loads
+      const flood = Array.from({ length: 500 }, () => cache.get(newId('prj')))
+      // Asked while the waiting queue is full of made-up ids: still answered, from the cache.
+      expect(await cache.get(projectId)).toBe('free')
+      expect((await Promise.all(flood)).every((a) => a === null)).toBe(true)
+      floodLoads += cache.loads - before
+    }
+    // 4,000 made-up ids: one query per round, never one per id; the real project needed none.
+    expect(floodLoads).toBe(8)
+    expect(cache.shed).toBe(8 * 450)
+    expect(cache.size).toBe(1)
+    expect(cache.missingSize).toBe(100)
+  })
+
+  it('keeps the most recently used found answers, and never sheds an id that was found before', async () => {
+    const p2 = (await createProject(database.db, { name: 'Second', plan: 'hobby' })).project.id
+    const p3 = (await createProject(database.db, { name: 'Third', plan: 'pro' })).project.id
+    const cache = projectCache({ maxEntries: 2, maxPending: 5 })
+    expect(await cache.get(projectId)).toBe('free')
+    expect(await cache.get(p2)).toBe('hobby')
+    expect(await cache.get(projectId)).toBe('free') // used: now the most recent
+    expect(await cache.get(p3)).toBe('pro') // pushes out p2, the least recently used
+    const loads = cache.loads
+    expect(await cache.get(projectId)).toBe('free')
+    expect(cache.loads).toBe(loads)
+    // p2 was pushed out: with the queue full of made-up ids it is still looked up, not shed.
+    const flood = Array.from({ length: 5 }, () => cache.get(newId('prj')))
+    expect(await cache.get(newId('prj'))).toBeNull()
+    expect(cache.shed).toBe(1)
+    expect(await cache.get(p2)).toBe('hobby')
+    expect(cache.shed).toBe(1)
+    await Promise.all(flood)
   })
 
   it('past maxPending waiting ids, answers "not found" without asking', async () => {

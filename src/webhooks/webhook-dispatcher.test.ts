@@ -1,6 +1,8 @@
 // The dispatcher's batches: rows it claims ahead and holds are sent once
 // each, handed back when they would outlive their lease, and handed back
 // unattempted when it stops.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts'
@@ -38,14 +40,14 @@ afterAll(async () => {
 })
 
 /** A fresh endpoint (the project's only active one) and n delivered events for it. */
-async function endpointWithEvents(n: number): Promise<{ path: string; id: string; events: string[] }> {
+async function endpointWithEvents(n: number, base = receiver.url): Promise<{ path: string; id: string; events: string[] }> {
   await database.db.query(`UPDATE webhooks SET status = 'disabled' WHERE project_id = $1`, [projectId])
   const path = `/hook-${++paths}`
   const id = newId('whk')
   await database.db.query('INSERT INTO webhooks (id, project_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)', [
     id,
     projectId,
-    receiver.url + path,
+    base + path,
     ['delivered'],
     newWebhookSecret(),
   ])
@@ -131,5 +133,84 @@ describe('WebhookDispatcher', () => {
     expect(left.length).toBe(10 - receiver.on(hook.path).length)
     expect(left.length).toBeGreaterThan(0)
     for (const row of left) expect(row).toEqual({ attempts: 0, locked_by: null })
+  })
+
+  it('on stop, waits for a claim already running and hands its rows straight back, unsent and not counted', async () => {
+    const hook = await endpointWithEvents(0)
+    const d = dispatcher({ perEndpoint: 2 })
+    await d.start()
+    // The deliveries are written by a transaction that then locks the table: the dispatcher's
+    // next claim waits for it, and stop() comes while that claim runs. (On PostgreSQL stop's
+    // UNLISTEN does not queue behind the claim, so only there could stop end before the claim.)
+    let unlock!: () => void
+    const gate = new Promise<void>((resolve) => (unlock = resolve))
+    let lockTaken!: () => void
+    const lockHeld = new Promise<void>((resolve) => (lockTaken = resolve))
+    const events = Array.from({ length: 5 }, () => newId('evt'))
+    const holder = database.db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO events (id, project_id, broadcast_id, type) SELECT id, $1, $2, 'delivered' FROM unnest($3::text[]) AS e(id)`, [
+        projectId,
+        broadcastId,
+        events,
+      ])
+      await enqueueDeliveriesForEvents(tx, projectId, events.map((e) => ({ id: e, type: 'delivered' })))
+      await tx.query('LOCK TABLE webhook_deliveries IN ACCESS EXCLUSIVE MODE')
+      lockTaken()
+      await gate
+    })
+    await lockHeld
+    await new Promise((resolve) => setTimeout(resolve, 150)) // a few polls: a claim is now waiting
+    let stopped = false
+    const stopping = d.stop().then(() => (stopped = true))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    unlock()
+    await holder
+    await stopping
+    expect(stopped).toBe(true)
+    // Whatever that claim took is back in the table at once, its attempt not counted, and nothing was sent.
+    const untouched = Array.from({ length: 5 }, () => ({ attempts: 0, locked_by: null }))
+    expect(await rows(hook.id)).toEqual(untouched)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(await rows(hook.id)).toEqual(untouched)
+    expect(receiver.on(hook.path)).toHaveLength(0)
+  })
+
+  it('ends a request whose answer trickles in past the timeout: an overall deadline, not only a gap between chunks', async () => {
+    // Headers at once, then a byte every 50 ms for 5 s: never idle long enough for undici's bodyTimeout.
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.flushHeaders()
+      const tick = setInterval(() => res.write('.'), 50)
+      setTimeout(() => {
+        clearInterval(tick)
+        res.end()
+      }, 5_000)
+      res.on('close', () => clearInterval(tick))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const slowClient = new OutboundClient({ timeoutMs: 500, connectionsPerOrigin: 4, allowPrivateAddresses: true })
+    const hook = await endpointWithEvents(1, `http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+    const d = dispatcher({ client: slowClient, perEndpoint: 1, retryBaseMs: 60_000 })
+    const started = Date.now()
+    await d.start()
+    try {
+      const failed = async () => {
+        const result = await database.db.query<{ attempts: number; last_error: string | null }>(
+          'SELECT attempts, last_error FROM webhook_deliveries WHERE webhook_id = $1',
+          [hook.id],
+        )
+        return result.rows[0]?.last_error ?? null
+      }
+      await expect.poll(failed, { timeout: 4_000, interval: 20 }).toMatch(/TimeoutError/)
+      // Within about the timeout (500 ms), far from the 5 s the trickle lasts.
+      expect(Date.now() - started).toBeLessThan(2_000)
+      const [row] = await rows(hook.id)
+      expect(row.attempts).toBe(1)
+    } finally {
+      await d.stop()
+      await slowClient.close()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 })

@@ -97,6 +97,10 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null
   private nextRunAt = Infinity
   private claiming = false
+  /** The claim under way, if any: stop() waits for it, so no row it takes stays held after stop. */
+  private claimRunning: Promise<void> | null = null
+  /** Hand-backs started without awaiting (stale rows in pump, rows claimed after stop): stop() waits for them. */
+  private readonly releasing = new Set<Promise<void>>()
   private wakeAgain = false
   private running = 0
   /** Requests in flight per webhook id. */
@@ -143,6 +147,8 @@ export class WebhookDispatcher {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
     await this.stopListening?.()
+    // A claim already running may still take rows: once it ends, hold() hands them straight back.
+    await this.claimRunning
     await Promise.allSettled([...this.active])
     this.doneWaitOver?.()
     await this.recordDone()
@@ -150,6 +156,7 @@ export class WebhookDispatcher {
     this.held.clear()
     this.heldCount = 0
     await this.release(unsent, 0)
+    await Promise.allSettled([...this.releasing])
   }
 
   /** Looks for work after delayMs, unless a look is already due sooner. */
@@ -166,13 +173,20 @@ export class WebhookDispatcher {
     this.timer.unref?.()
   }
 
-  private async claimAndRun(): Promise<void> {
-    if (this.stopped) return
+  private claimAndRun(): Promise<void> {
+    if (this.stopped) return Promise.resolve()
     if (this.claiming) {
       this.wakeAgain = true
-      return
+      return Promise.resolve()
     }
     this.claiming = true
+    this.claimRunning = this.claimOnce().finally(() => {
+      this.claimRunning = null
+    })
+    return this.claimRunning
+  }
+
+  private async claimOnce(): Promise<void> {
     const { perEndpoint, concurrency } = this.options
     try {
       await this.releaseStale()
@@ -210,6 +224,11 @@ export class WebhookDispatcher {
   }
 
   private hold(claimed: ClaimedDelivery[], now: number): void {
+    if (this.stopped) {
+      // Claimed while stopping: nothing will send them, so they go straight back.
+      this.releaseLater(claimed.map((d) => d.id))
+      return
+    }
     for (const delivery of claimed) {
       let queue = this.held.get(delivery.webhook_id)
       if (!queue) this.held.set(delivery.webhook_id, (queue = []))
@@ -255,7 +274,7 @@ export class WebhookDispatcher {
         if (queue.length === 0) this.held.delete(id)
         started = true
         // Too old to be sent within its lease: handed back unsent.
-        if (now - next.heldAt > this.maxHeldMs) void this.release([next.delivery.id], 0)
+        if (now - next.heldAt > this.maxHeldMs) this.releaseLater([next.delivery.id])
         else this.run(next.delivery)
       }
     }
@@ -281,6 +300,12 @@ export class WebhookDispatcher {
     this.held.delete(webhookId)
     this.heldCount -= queue.length
     return queue.map((h) => h.delivery.id)
+  }
+
+  /** Hands rows back, due at once, without waiting here; stop() waits for it. */
+  private releaseLater(ids: number[]): void {
+    const task = this.release(ids, 0).finally(() => this.releasing.delete(task))
+    this.releasing.add(task)
   }
 
   private async release(ids: number[], delayMs: number): Promise<void> {
@@ -317,7 +342,11 @@ export class WebhookDispatcher {
     const body = webhookEventBody(delivery)
     const headers = webhookHeaders(delivery.secret, delivery.event_id, body)
     const started = performance.now()
-    const result = await this.options.client.post(delivery.url, headers, body)
+    // An overall deadline: undici's bodyTimeout is only the longest gap between
+    // chunks, so an endpoint trickling its answer could otherwise hold the
+    // request past its lease (and the row would be sent twice).
+    const { client } = this.options
+    const result = await client.post(delivery.url, headers, body, AbortSignal.timeout(client.timeoutMs))
     const tookMs = performance.now() - started
     const average = this.answerMs.get(delivery.webhook_id)
     this.answerMs.set(delivery.webhook_id, average === undefined ? tookMs : average * 0.8 + tookMs * 0.2)

@@ -24,8 +24,11 @@ const MAX_ANSWER_BYTES = 64 * 1024
 
 export class OutboundClient {
   private readonly agent: Agent
+  /** The timeout given at construction: callers use it as a request's overall deadline too. */
+  readonly timeoutMs: number
 
   constructor(options: OutboundClientOptions) {
+    this.timeoutMs = options.timeoutMs
     const connect = { timeout: options.timeoutMs }
     this.agent = new Agent({
       connections: options.connectionsPerOrigin,
@@ -60,6 +63,9 @@ export class OutboundClient {
       const retryAfter = response.headers['retry-after']
       return { status: response.statusCode, retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null }
     } catch (err) {
+      if (signal?.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') {
+        return { status: null, error: 'TimeoutError: no complete answer before the deadline' }
+      }
       const error = err as NodeJS.ErrnoException
       return { status: null, error: error.code ? `${error.code}: ${error.message}` : error.message }
     }
