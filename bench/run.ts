@@ -15,7 +15,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
 import { benchFanout, type FanoutResult, type Storage } from './fanout.ts'
-import { BenchPushService, fmt, makeCert, ROOT } from './support.ts'
+import { BenchPushService, buildHerald, fmt, makeCert, ROOT } from './support.ts'
 import { benchWebPush, type BaselineResult } from './webpush-baseline.ts'
 
 const { values } = parseArgs({
@@ -41,7 +41,9 @@ const serverUrl = process.env.DATABASE_URL
 const storages: Storage[] =
   values.storage === 'both' ? ['embedded', 'postgres'] : values.storage ? [values.storage as Storage] : serverUrl ? ['embedded', 'postgres'] : ['embedded']
 
-console.log(`Herald benchmark: ${storages.join(' + ')} storage, node ${process.version}, ${process.platform}`)
+buildHerald()
+console.log(`Herald benchmark: ${storages.join(' + ')} storage, node ${process.version}, ${process.platform}, ` +
+  `Herald run from ${process.env.BENCH_HERALD === 'source' ? 'src/ under tsx (BENCH_HERALD=source)' : 'its build, dist/ (npm run build)'}`)
 
 if (values.only === undefined || values.only === 'fanout') {
   const cert = await makeCert()

@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: the push service child, Herald as a child
 // process, percentiles and memory readings.
-import { fork, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
@@ -111,13 +111,28 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/**
+ * How the bench runs Herald: the compiled build (`npm run build`, dist/src/main.js),
+ * as a deployment does, unless BENCH_HERALD=source asks for src/main.ts under tsx
+ * (what `npm start` runs: ~70 MB more resident, for tsx's loader thread).
+ */
+export const HERALD_ENTRY: string[] = process.env.BENCH_HERALD === 'source'
+  ? ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]
+  : [path.join(ROOT, 'dist/src/main.js')]
+
+/** Builds dist/ when the bench runs the compiled Herald (always, so it matches src/). */
+export function buildHerald(): void {
+  if (process.env.BENCH_HERALD === 'source') return
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
 /** Starts `herald serve` (all roles) as its own process and waits for /readyz. Port 0: a free one. */
 export async function startHerald(env: Record<string, string>, port: number): Promise<HeraldProcess> {
   if (port === 0) port = await freePort()
   // BENCH_PROFILE=dir writes a CPU profile of Herald's process there (and of its threads).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
   const nodeFlags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []
-  const child = spawn(process.execPath, [...profile, ...nodeFlags, '--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'serve'], {
+  const child = spawn(process.execPath, [...profile, ...nodeFlags, ...HERALD_ENTRY, 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: String(port), HERALD_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -1,7 +1,7 @@
 // `herald serve` for real, as `npm start` runs it, on an empty data directory:
 // the embedded database is created apart (in a child that exits), so the
 // server does not keep initdb's memory for good.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,6 +13,7 @@ import { freePort } from '../test/support/browser.ts'
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 let child: ChildProcess | null = null
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-first-start-'))
+const builtDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-built-'))
 
 afterAll(async () => {
   if (child && child.exitCode === null) {
@@ -20,6 +21,7 @@ afterAll(async () => {
     await new Promise((resolve) => child!.once('exit', resolve))
   }
   fs.rmSync(dataDir, { recursive: true, force: true })
+  fs.rmSync(builtDataDir, { recursive: true, force: true })
 })
 
 async function waitReady(url: string, output: () => string): Promise<void> {
@@ -33,7 +35,7 @@ async function waitReady(url: string, output: () => string): Promise<void> {
   throw new Error(`herald serve not ready in time: ${output()}`)
 }
 
-describe.skipIf(testDbMode() !== 'embedded' || process.platform !== 'linux')('first start on an empty data directory', () => {
+describe.skipIf(testDbMode() !== 'embedded' || process.platform !== 'linux')('herald serve', () => {
   it('creates the database in a child process, serves, and keeps its memory low', async () => {
     const port = await freePort()
     let output = ''
@@ -51,5 +53,27 @@ describe.skipIf(testDbMode() !== 'embedded' || process.platform !== 'linux')('fi
     const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8')
     const peakMb = Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024
     expect(peakMb).toBeLessThan(450)
+    child.kill('SIGTERM')
+    await new Promise((resolve) => child!.once('exit', resolve))
+  }, 150_000)
+
+  it('runs from its build (npm run build → dist/) with the files it reads beside the code', async () => {
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'ignore' })
+    const port = await freePort()
+    let output = ''
+    const env = { PATH: process.env.PATH, PORT: String(port), HERALD_DATA_DIR: builtDataDir, HERALD_LOG_LEVEL: 'warn', NODE_ENV: 'test' }
+    child = spawn(process.execPath, ['dist/src/main.js', 'serve'], { cwd: ROOT, env })
+    child.stdout!.on('data', (chunk) => (output += chunk))
+    child.stderr!.on('data', (chunk) => (output += chunk))
+    const base = `http://127.0.0.1:${port}`
+    await waitReady(`${base}/readyz`, () => output)
+    // Migrations ran (the first start's child was the built CLI too), the SDK and dashboard are served.
+    expect(output).toContain(`Creating the embedded database in ${builtDataDir}`)
+    expect((await fetch(`${base}/v1/vapid-public-key?project=prj_nope`)).status).toBe(404)
+    for (const [url, marker] of [['/sdk/sw.js', "addEventListener('push'"], ['/dashboard', '<title>Herald dashboard</title>']]) {
+      const res = await fetch(`${base}${url}`)
+      expect(res.status, url).toBe(200)
+      expect(await res.text(), url).toContain(marker)
+    }
   }, 150_000)
 })

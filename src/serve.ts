@@ -3,7 +3,6 @@
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { Config, Role } from './platform/config.ts'
 import { openDatabase } from './platform/db/database.ts'
@@ -70,7 +69,8 @@ export async function serve(config: Config, role: Role): Promise<void> {
  */
 async function createEmbeddedDatabaseApart(dataDir: string): Promise<void> {
   if (fs.existsSync(path.join(dataDir, 'pgdata', 'PG_VERSION'))) return
-  const main = fileURLToPath(new URL('./main.ts', import.meta.url))
+  // The CLI this process was started as: src/main.ts under tsx, dist/src/main.js when built, bin/herald.js.
+  const main = process.argv[1]
   console.log(`Creating the embedded database in ${dataDir}…`)
   await promisify(execFile)(process.execPath, [...process.execArgv, main, 'db', 'migrate'], { env: process.env })
 }
