@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
+import { insertSentBroadcast } from './events.fixtures.ts'
 import { newWebhookSecret } from '../webhooks/webhooks.service.ts'
 import { createTestDatabase } from '../../test/support/database.ts'
 import { MAX_PENDING_LOOKUPS, PROJECT_CACHE_ENTRIES } from './beacon-lookups.ts'
@@ -21,15 +22,7 @@ afterAll(async () => {
   await t.close()
 })
 
-async function insertBroadcast(projectId: string): Promise<string> {
-  const id = newId('bdc')
-  await t.database.db.query(
-    `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
-     VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 86400, 'normal')`,
-    [id, projectId],
-  )
-  return id
-}
+const insertBroadcast = (projectId: string): Promise<string> => insertSentBroadcast(t.database.db, projectId)
 
 /** An endpoint row for the project, taking every event type (no dispatcher runs here: deliveries stay in the table). */
 async function insertWebhook(projectId: string): Promise<string> {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
+import { insertSentBroadcast } from './events.fixtures.ts'
 
 let t: TestApp
 let a: TestProject
@@ -14,16 +15,7 @@ afterAll(async () => {
   await t.close()
 })
 
-/** A broadcast row written with SQL: the events domain only needs it to exist. */
-async function insertBroadcast(projectId: string): Promise<string> {
-  const id = newId('bdc')
-  await t.database.db.query(
-    `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
-     VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 86400, 'normal')`,
-    [id, projectId],
-  )
-  return id
-}
+const insertBroadcast = (projectId: string): Promise<string> => insertSentBroadcast(t.database.db, projectId)
 
 async function insertSubscriber(projectId: string): Promise<string> {
   const id = newId('sub')

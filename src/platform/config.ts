@@ -23,10 +23,11 @@ export const DEFAULT_WORKER_CONCURRENCY = 8
 export const DEFAULT_PUSH_CONNECTIONS = 256
 /**
  * HTTP/2 to push services (node:http2 sessions, 4 per origin) is off by
- * default: on the bench it pushes as fast as the HTTP/1.1 pool (within the
- * noise) but its peak RSS is ~60 MB higher (316 vs 250 MB at 20,000), and the
- * memory bar matters more. It works and is tested; turn it on to use 4 TLS
- * connections per push service instead of up to HERALD_PUSH_CONNECTIONS.
+ * default: on the bench (quiet machine, from the build, 50,000 subscribers)
+ * it pushed ~20% slower than the HTTP/1.1 pool (embedded 2,537 vs 3,214,
+ * postgres 3,244 vs 4,023 pushes/s) for ~12-18 MB less peak RSS. It works and
+ * is tested; turn it on to use 4 TLS connections per push service instead of
+ * up to HERALD_PUSH_CONNECTIONS.
  */
 export const DEFAULT_PUSH_HTTP2 = false
 /** A worker killed mid-job holds it this long at most before another worker takes it over. */
