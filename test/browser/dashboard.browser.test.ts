@@ -300,7 +300,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
   it('filters subscribers, shows one with its groups, and erases it', async () => {
     await nav(page, 'Subscribers').click()
     await page.getByRole('heading', { name: 'Subscribers', level: 1 }).waitFor()
-    expect(await page.locator('tr[data-subscriber-id]').count()).toBe(7)
+    await expect.poll(() => page.locator('tr[data-subscriber-id]').count()).toBe(7)
     await page.getByLabel('Group').selectOption(groupId)
     await page.getByRole('button', { name: 'Filter' }).click()
     await expect.poll(() => page.locator('tr[data-subscriber-id]').count()).toBe(5)
