@@ -295,8 +295,18 @@ self.addEventListener('push', (event) => {
       const { id, data } = await broadcast({ title: 'From Herald', body: 'Hello' })
       await deliver(data, `${site.url}/own/`)
       await waitForTag(id, own)
-      await deliver('site news', `${site.url}/own/`)
-      await waitForTag('site-own', own)
+      // DevTools' deliverPushMessage was once seen in CI to deliver nothing (no push
+      // event at all) right after another push: the harness delivers again if
+      // nothing shows within 5 s. The assertions below still see one notification.
+      for (let attempt = 1; ; attempt++) {
+        await deliver('site news', `${site.url}/own/`)
+        try {
+          await eventually(() => shown(own), (list) => list.some((n) => n.tag === 'site-own'), 5_000)
+          break
+        } catch (error) {
+          if (attempt === 3) throw error
+        }
+      }
       const all = await shown(own)
       expect(all.map((n) => [n.tag, n.title]).sort()).toEqual([[id, 'From Herald'], ['site-own', 'Site: site news']])
 
