@@ -36,6 +36,17 @@ export async function insertGroup(q: Queryable, projectId: string, memberIds: st
 }
 
 /** The smallest valid send body, with `extra` merged over it (notification merged field by field). */
+/** A sent broadcast row, for tests that only need one to exist (events, webhooks, rate limits). */
+export async function insertSentBroadcast(q: Queryable, projectId: string): Promise<string> {
+  const id = newId('bdc')
+  await q.query(
+    `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
+     VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 86400, 'normal')`,
+    [id, projectId],
+  )
+  return id
+}
+
 export function sendBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
   const { notification, ...rest } = extra as { notification?: Record<string, unknown> }
   return { target: { type: 'all' }, notification: { title: 'Hello', body: 'World', ...notification }, ...rest }

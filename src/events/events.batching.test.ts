@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
-import { insertSentBroadcast } from './events.fixtures.ts'
+import { insertSentBroadcast } from '../broadcasts/test-fixtures.ts'
 import { newWebhookSecret } from '../webhooks/webhooks.service.ts'
 import { createTestDatabase } from '../../test/support/database.ts'
 import { MAX_PENDING_LOOKUPS, PROJECT_CACHE_ENTRIES } from './beacon-lookups.ts'

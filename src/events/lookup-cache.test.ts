@@ -8,6 +8,7 @@ import { createProject } from '../projects/projects.service.ts'
 import { BeaconLookups } from './beacon-lookups.ts'
 import { findBeaconProjects } from './events.store.ts'
 import { LookupCache, type LookupCacheOptions } from './lookup-cache.ts'
+import { insertSentBroadcast } from '../broadcasts/test-fixtures.ts'
 
 let database: TestDatabase
 let projectId: string
@@ -160,12 +161,7 @@ describe('LookupCache', () => {
 describe('BeaconLookups', () => {
   it('knows a project\'s broadcasts from other ids, and batches the questions', async () => {
     const other = (await createProject(database.db, { name: 'Other', plan: 'free' })).project.id
-    const bdc = newId('bdc')
-    await database.db.query(
-      `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
-       VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 86400, 'normal')`,
-      [bdc, projectId],
-    )
+    const bdc = await insertSentBroadcast(database.db, projectId)
     const lookups = new BeaconLookups(database.db)
     const answers = await Promise.all([
       lookups.isProjectsBroadcast(projectId, bdc),

@@ -13,27 +13,12 @@ export interface EventRef {
 /**
  * Writes one delivery per (event, active endpoint of the project subscribed to
  * the event's type), in the caller's transaction (the one writing the events).
- * One statement whatever the number of events; for a project without webhooks
- * it is one probe of webhooks_active_idx that finds nothing. The dispatchers
+ * One statement whatever the number of events (the multi-project form below,
+ * every event under this project). The dispatchers
  * are woken when (and only if) the transaction commits.
  */
 export async function enqueueDeliveriesForEvents(q: Queryable, projectId: string, events: EventRef[]): Promise<number> {
-  if (events.length === 0) return 0
-  const result = await q.query<{ n: number }>(
-    `WITH inserted AS (
-       INSERT INTO webhook_deliveries (webhook_id, event_id)
-       SELECT w.id, e.id
-         FROM webhooks w
-         JOIN unnest($2::text[], $3::text[]) AS e(id, type) ON e.type = ANY (w.events)
-        WHERE w.project_id = $1 AND w.status = 'active'
-       RETURNING 1)
-     SELECT count(*)::int AS n FROM inserted`,
-    [projectId, events.map((e) => e.id), events.map((e) => e.type)],
-  )
-  const written = result.rows[0]?.n ?? 0
-  // Wakes the dispatchers once the event's transaction commits.
-  if (written > 0) q.notifyAfterCommit(WEBHOOKS_CHANNEL)
-  return written
+  return enqueueDeliveriesForEventsOfProjects(q, events.map((event) => ({ ...event, project_id: projectId })))
 }
 
 /**
@@ -54,6 +39,7 @@ export async function enqueueDeliveriesForEventsOfProjects(q: Queryable, events:
     [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.project_id)],
   )
   const written = result.rows[0]?.n ?? 0
+  // Wakes the dispatchers once the events' transaction commits.
   if (written > 0) q.notifyAfterCommit(WEBHOOKS_CHANNEL)
   return written
 }

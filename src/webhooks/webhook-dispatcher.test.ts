@@ -13,6 +13,7 @@ import { createProject } from '../projects/projects.service.ts'
 import { enqueueDeliveriesForEvents } from './webhook-deliveries.store.ts'
 import { WebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher.ts'
 import { newWebhookSecret } from './webhooks.service.ts'
+import { insertSentBroadcast } from '../broadcasts/test-fixtures.ts'
 
 let database: TestDatabase
 let receiver: WebhookReceiver
@@ -26,12 +27,7 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver()
   client = new OutboundClient({ timeoutMs: 5_000, connectionsPerOrigin: 16, allowPrivateAddresses: true })
   projectId = (await createProject(database.db, { name: 'Hooks', plan: 'plus' })).project.id
-  broadcastId = newId('bdc')
-  await database.db.query(
-    `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
-     VALUES ($1, $2, 'sent', '{"type":"all"}', 'T', 'B', '/', 60, 'normal')`,
-    [broadcastId, projectId],
-  )
+  broadcastId = await insertSentBroadcast(database.db, projectId)
 })
 afterAll(async () => {
   await client.close()

@@ -7,8 +7,7 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../../test/support/app.ts'
 import { subscription } from '../../subscribers/subscribers.fixtures.ts'
-import type { Queryable } from '../db/database.ts'
-import { newId } from '../ids.ts'
+import { insertSentBroadcast } from '../../broadcasts/test-fixtures.ts'
 import { createRateLimiter, MemoryRateLimiter, REDIS_OPTIONS, RedisRateLimiter } from './rate-limit.ts'
 
 const MINUTE = 60_000
@@ -20,16 +19,6 @@ const WINDOW_START = 29_000_000 * MINUTE
  * straddles a minute boundary would see its count reset. Wait out the last
  * two seconds of a minute before starting one.
  */
-/** A sent broadcast, written with SQL so making it costs no request of the project's budget. */
-async function insertBroadcast(q: Queryable, projectId: string): Promise<string> {
-  const id = newId('bdc')
-  await q.query(
-    `INSERT INTO broadcasts (id, project_id, status, target, title, body, url, ttl, urgency)
-     VALUES ($1, $2, 'sent', '{"type":"all"}', 'Hello', 'World', '/', 86400, 'normal')`,
-    [id, projectId],
-  )
-  return id
-}
 
 async function awayFromWindowEdge(): Promise<void> {
   const left = MINUTE - (Date.now() % MINUTE)
@@ -212,7 +201,7 @@ describe('rate limit through HTTP (in-memory counters)', () => {
 
   it('POST /v1/events over the limit still answers 202 { ok: true } and records nothing', async () => {
     const p = await t.project({ limits: { requests_per_minute: 2 } })
-    const broadcastId = await insertBroadcast(t.ctx.db, p.id)
+    const broadcastId = await insertSentBroadcast(t.ctx.db, p.id)
     const beacon = () => t.app.inject({
       method: 'POST',
       url: `/v1/events?project=${p.id}`,
