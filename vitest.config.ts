@@ -1,11 +1,18 @@
-// The suite runs once on the embedded database and, when DATABASE_URL is set,
-// once more on that PostgreSQL server: same tests, both storage modes.
+// The suite runs on the embedded database or, when DATABASE_URL is set, on
+// that PostgreSQL server instead: same tests, one storage mode per run (CI
+// runs both). HERALD_TEST_MODES=embedded,postgres runs both in one go.
 // Real-browser tests (*.browser.test.ts) run once, in their own project, on
 // the embedded database: what they test is the page and the worker, and
 // Chromium is heavy for two cores.
 import { defineConfig } from 'vitest/config'
 
-const modes = process.env.DATABASE_URL ? ['embedded', 'postgres'] : ['embedded']
+const MODES = ['embedded', 'postgres']
+const modes = process.env.HERALD_TEST_MODES
+  ? process.env.HERALD_TEST_MODES.split(',').map((m) => m.trim()).filter((m) => MODES.includes(m))
+  : process.env.DATABASE_URL ? ['postgres'] : ['embedded']
+if (modes.includes('postgres') && !process.env.DATABASE_URL) {
+  throw new Error('HERALD_TEST_MODES names postgres but DATABASE_URL is not set')
+}
 const BROWSER_TESTS = '**/*.browser.test.ts'
 
 export default defineConfig({

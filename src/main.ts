@@ -12,11 +12,13 @@ const HELP = `herald: self-hosted web push notifications
   herald serve [--role api|worker|all]   run the service (default: all, in one process)
   herald db migrate                      apply database migrations and exit
 ${PROJECT_COMMANDS_HELP}
-  herald dev push-service [--port N] [--delay-ms N]
-                                         run a web push service on 127.0.0.1 for development:
-                                         hands out subscriptions, verifies VAPID, decrypts and
-                                         records every push, fails on request (default port
-                                         8090, delay 0 ms; prints how to use it)
+  herald dev push-service [--port N] [--delay-ms N] [--host H] [--public-url URL]
+                                         run a web push service for development: hands out
+                                         subscriptions, verifies VAPID, decrypts and records
+                                         every push, fails on request (default port 8090,
+                                         delay 0 ms, host 127.0.0.1; --public-url is the base
+                                         URL workers on other machines reach it at, written
+                                         into endpoints; prints how to use it)
 
 Configuration comes from the environment; see README.md.`
 
@@ -67,7 +69,13 @@ async function runDevCommand(args: string[]): Promise<number> {
   }
   const { values } = parseArgs({
     args: args.slice(1),
-    options: { port: { type: 'string', default: String(DEV_PUSH_SERVICE_PORT) }, 'delay-ms': { type: 'string', default: '0' }, help: { type: 'boolean' } },
+    options: {
+      port: { type: 'string', default: String(DEV_PUSH_SERVICE_PORT) },
+      'delay-ms': { type: 'string', default: '0' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'public-url': { type: 'string' },
+      help: { type: 'boolean' },
+    },
   })
   const { devPushServiceUsage, startDevPushService } = await import('./dev/push-service-control.ts')
   if (values.help) {
@@ -78,7 +86,16 @@ async function runDevCommand(args: string[]): Promise<number> {
   const delayMs = Number(values['delay-ms'])
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError(`--port must be a port number, got "${values.port}"`)
   if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 600_000) throw new ConfigError(`--delay-ms must be 0 to 600000, got "${values['delay-ms']}"`)
-  const service = await startDevPushService({ port, delayMs })
+  const publicUrl = values['public-url']
+  if (publicUrl !== undefined) {
+    const { publicOrigin } = await import('./dev/push-service.ts')
+    try {
+      publicOrigin(publicUrl)
+    } catch (err) {
+      throw new ConfigError(`--public-url: ${(err as Error).message}`)
+    }
+  }
+  const service = await startDevPushService({ port, delayMs, host: values.host, publicUrl })
   console.log(devPushServiceUsage(service.url, delayMs))
   const stop = () => void service.close().then(() => process.exit(0))
   process.once('SIGINT', stop)

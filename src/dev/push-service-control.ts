@@ -1,7 +1,8 @@
 // `herald dev push-service`: the local push service of push-service.ts on a
 // port, with a small HTTP control surface beside the push endpoint so it can be
 // driven from outside the process (curl, a browser-less client, another
-// project's tests). It listens on 127.0.0.1 only.
+// project's tests). It listens on 127.0.0.1 unless given a host, and writes its
+// public URL (given, or made of host and port) into endpoints.
 //
 //   POST /subscriptions   {"applicationServerKey"?: "<VAPID public key>"}
 //                         → 201 {endpoint, expirationTime: null, keys: {p256dh, auth}}
@@ -14,8 +15,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { startPushService, type FailBehaviour, type PushService } from './push-service.ts'
 
 export interface DevPushServiceOptions {
-  /** Port on 127.0.0.1; 0 picks a free one. */
+  /** Port to listen on; 0 picks a free one. */
   port: number
+  /** Address to listen on (default 127.0.0.1). */
+  host?: string
+  /** Base URL other machines reach it at (default: from host and port); goes into endpoints and the VAPID audience. */
+  publicUrl?: string
   /** Delay before every answer, in ms (a real push service is tens of ms away). */
   delayMs: number
 }
@@ -131,6 +136,8 @@ export async function startDevPushService(options: DevPushServiceOptions): Promi
   let service: PushService | null = null
   service = await startPushService({
     port: options.port,
+    host: options.host,
+    publicUrl: options.publicUrl,
     delayMs: options.delayMs,
     otherRequests: (req, res) => {
       control(service!, req, res).catch((err: unknown) => {

@@ -28,6 +28,8 @@ export interface ReceivedPush {
   }
   /** The decrypted body, parsed when it is JSON, else the string. */
   payload: unknown
+  /** Bytes of the encrypted body as it arrived (RFC 8291 aes128gcm). */
+  bodyBytes: number
   /** '1.1' or '2.0': the HTTP version the sender used. */
   httpVersion: string
   at: number
@@ -56,8 +58,17 @@ export interface PushServiceOptions {
   recordArrivals?: boolean
   /** Serve HTTPS with this certificate, speaking HTTP/2 and HTTP/1.1 (ALPN), like FCM. Default: plain HTTP/1.1. */
   tls?: { key: string; cert: string }
-  /** Port to listen on, on 127.0.0.1. Default 0 (any free port). */
+  /** Port to listen on. Default 0 (any free port). */
   port?: number
+  /** Address to listen on. Default 127.0.0.1; 0.0.0.0 (or another interface) lets workers on other machines push to it. */
+  host?: string
+  /**
+   * Base URL that other machines reach it at (scheme, host, port; no path),
+   * written into every endpoint and required as every VAPID token's `aud`.
+   * Default: the scheme, the listening host and the port
+   * (127.0.0.1 when listening on all interfaces).
+   */
+  publicUrl?: string
   /** Handles every request that is not a push (POST /push/:id); default: 404. */
   otherRequests?: (req: IncomingMessage, res: ServerResponse) => void
 }
@@ -65,6 +76,8 @@ export interface PushServiceOptions {
 export interface PushService {
   /** Base URL, e.g. http://127.0.0.1:40123; also the origin a VAPID token's aud must name. */
   url: string
+  /** Where it really listens, e.g. http://127.0.0.1:40123: `url` unless a public URL was given. */
+  listening: string
   /** A new subscription with a real P-256 key pair. With applicationServerKey set, the
    *  subscription is restricted to that VAPID key (RFC 8292 §4.2): another key gets 403. */
   createSubscription(options?: { applicationServerKey?: string }): TestSubscription
@@ -140,7 +153,30 @@ function decodeJson(part: string): Record<string, unknown> | null {
   }
 }
 
+/** The origin of a public URL given by the operator: http(s), no path, query or credentials. */
+export function publicOrigin(publicUrl: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(publicUrl)
+  } catch {
+    throw new Error(`public URL "${publicUrl}" is not a URL`)
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`public URL "${publicUrl}" must be http: or https:`)
+  if (parsed.pathname !== '/' || parsed.search || parsed.hash || parsed.username || parsed.password) {
+    throw new Error(`public URL "${publicUrl}" must be an origin only (scheme, host, port), without a path`)
+  }
+  return parsed.origin
+}
+
+function listeningUrl(options: PushServiceOptions, port: number): string {
+  const host = options.host ?? '127.0.0.1'
+  // Listening on every interface: this machine itself is still reachable on loopback.
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host
+  return `${options.tls ? 'https' : 'http'}://${shown}:${port}`
+}
+
 export async function startPushService(options: PushServiceOptions = {}): Promise<PushService> {
+  const publicBase = options.publicUrl ? publicOrigin(options.publicUrl) : null // checked before anything listens
   const delayMs = options.delayMs ?? 0
   const verifySample = options.verifySample ?? 1
   const recordArrivals = options.recordArrivals ?? false
@@ -248,6 +284,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
       subscriptionId: sub.id,
       headers: { ttl: Number(ttl), urgency, topic, contentEncoding: 'aes128gcm', authorization: h.authorization as string },
       payload,
+      bodyBytes: body.length,
       httpVersion: req.httpVersion,
       at: Date.now(),
     })
@@ -307,12 +344,13 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject) // e.g. the port is taken
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
       server.off('error', reject)
       resolve()
     })
   })
-  url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const listening = listeningUrl(options, (server.address() as AddressInfo).port)
+  url = publicBase ?? listening
 
   function idOf(endpoint: string): string {
     const id = new URL(endpoint).pathname.replace(/^\/push\//, '')
@@ -322,6 +360,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
 
   return {
     url,
+    listening,
     createSubscription({ applicationServerKey } = {}) {
       const id = randomBytes(12).toString('base64url')
       const ecdh = createECDH('prime256v1')

@@ -48,7 +48,36 @@ export const DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY = 8
 /** An endpoint whose every attempt has failed for this long is disabled (Svix: 5 days). */
 export const DEFAULT_WEBHOOK_DISABLE_AFTER_MS = 5 * 24 * 3_600_000
 
+/*
+ * Bounds on every PostgreSQL server connection (pool and LISTEN), so a Herald
+ * process cut off mid-transaction cannot hold its locks for long, and a
+ * waiting one gives up rather than queue for ever. Measured on a 50,000
+ * subscriber fan-out (PostgreSQL, one in-process worker, the development
+ * machine's 2 cores shared with other test runs): the longest statement took
+ * 7.1 s (the webhook claim, starved of CPU), the longest transaction 1.8 s, and
+ * the longest pause between two statements of a transaction 0.22 s. Each bound
+ * below is several times that.
+ * Migrations (long DDL, waiting for another process's migration) lift the
+ * statement and lock timeouts for their own transaction.
+ */
+/** The server cancels any one statement running longer than this. */
+export const DEFAULT_DB_STATEMENT_TIMEOUT_MS = 60_000
+/** A statement waiting this long for a row or table lock fails (and its job retries) instead of waiting on. */
+export const DEFAULT_DB_LOCK_TIMEOUT_MS = 20_000
+/**
+ * The server ends a session that sits this long inside a transaction without
+ * sending anything: Herald never waits on anything but the database inside
+ * one, so this only fires when its process is gone or cut off, and frees the
+ * locks it held (rows of a broadcast other workers need).
+ */
+export const DEFAULT_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000
+/** Opening a connection (TCP, TLS, authentication) fails after this, so a cut-off server is retried instead of waited on. */
+export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 5_000
+
 export type Role = 'api' | 'worker' | 'all'
+
+/** pretty: one readable line per event (pino-pretty); json: one JSON object per line (pino's own), for log collectors. */
+export type LogFormat = 'pretty' | 'json'
 
 export interface Config {
   env: 'development' | 'production' | 'test'
@@ -67,6 +96,10 @@ export interface Config {
   vapidSubject: string
   schedulerIntervalMs: number
   logLevel: string
+  /** Default: pretty when stdout is a terminal and NODE_ENV is not production, else json. */
+  logFormat: LogFormat
+  /** Set: /metrics without a token on this port too (on HERALD_HOST). Null: only on PORT, with the operator token. */
+  metricsPort: number | null
   fanoutBatchSize: number
   workerConcurrency: number
   /** Encryption threads; default one per core. 0 encrypts on the main thread. */
@@ -84,6 +117,10 @@ export interface Config {
   webhookConcurrency: number
   webhookEndpointConcurrency: number
   webhookDisableAfterMs: number
+  dbStatementTimeoutMs: number
+  dbLockTimeoutMs: number
+  dbIdleInTransactionTimeoutMs: number
+  dbConnectTimeoutMs: number
 }
 
 export class ConfigError extends Error {}
@@ -122,7 +159,24 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '')
 }
 
-export function loadConfig(env: Env = process.env): Config {
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function logLevel(env: Env, nodeEnv: Config['env']): string {
+  const raw = env.HERALD_LOG_LEVEL
+  if (raw === undefined || raw === '') return nodeEnv === 'test' ? 'silent' : 'info'
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigError(`HERALD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`)
+  return raw
+}
+
+function logFormat(env: Env, nodeEnv: Config['env'], stdoutIsTty: boolean): LogFormat {
+  const raw = env.HERALD_LOG_FORMAT
+  if (raw === undefined || raw === '') return stdoutIsTty && nodeEnv !== 'production' ? 'pretty' : 'json'
+  if (raw === 'pretty' || raw === 'json') return raw
+  throw new ConfigError(`HERALD_LOG_FORMAT must be pretty or json, got "${raw}"`)
+}
+
+/** stdoutIsTty: whether a person is watching (decides the default log format). */
+export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.isTTY === true): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development'
   const port = int(env, 'PORT', DEFAULT_PORT, 0, 65535)
   const publicUrl = url(env, 'HERALD_PUBLIC_URL', `http://localhost:${port}`)
@@ -149,7 +203,9 @@ export function loadConfig(env: Env = process.env): Config {
       : DEFAULT_PUSH_HOSTS,
     vapidSubject: env.HERALD_VAPID_SUBJECT || 'mailto:admin@example.com',
     schedulerIntervalMs: int(env, 'HERALD_SCHEDULER_INTERVAL_MS', DEFAULT_SCHEDULER_INTERVAL_MS, 10),
-    logLevel: env.HERALD_LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    logLevel: logLevel(env, nodeEnv),
+    logFormat: logFormat(env, nodeEnv, stdoutIsTty),
+    metricsPort: env.HERALD_METRICS_PORT ? int(env, 'HERALD_METRICS_PORT', 0, 0, 65535) : null,
     fanoutBatchSize: int(env, 'HERALD_FANOUT_BATCH_SIZE', DEFAULT_FANOUT_BATCH_SIZE, 1, 10_000),
     workerConcurrency: int(env, 'HERALD_WORKER_CONCURRENCY', DEFAULT_WORKER_CONCURRENCY, 1, 1000),
     encryptThreads: env.HERALD_ENCRYPT_THREADS ? int(env, 'HERALD_ENCRYPT_THREADS', 0, 0, 64) : null,
@@ -163,5 +219,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookConcurrency: int(env, 'HERALD_WEBHOOK_CONCURRENCY', DEFAULT_WEBHOOK_CONCURRENCY, 1, 4096),
     webhookEndpointConcurrency: int(env, 'HERALD_WEBHOOK_ENDPOINT_CONCURRENCY', DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY, 1, 1024),
     webhookDisableAfterMs: int(env, 'HERALD_WEBHOOK_DISABLE_AFTER_MS', DEFAULT_WEBHOOK_DISABLE_AFTER_MS, 1000),
+    dbStatementTimeoutMs: int(env, 'HERALD_DB_STATEMENT_TIMEOUT_MS', DEFAULT_DB_STATEMENT_TIMEOUT_MS, 100, 86_400_000),
+    dbLockTimeoutMs: int(env, 'HERALD_DB_LOCK_TIMEOUT_MS', DEFAULT_DB_LOCK_TIMEOUT_MS, 100, 86_400_000),
+    dbIdleInTransactionTimeoutMs: int(env, 'HERALD_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', DEFAULT_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, 100, 86_400_000),
+    dbConnectTimeoutMs: int(env, 'HERALD_DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS, 100, 600_000),
   }
 }

@@ -28,6 +28,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, message: 'This route does not take that method.' },
   group_name_taken: { status: 409, message: 'Another group in this project has that name.' },
   broadcast_not_cancelable: { status: 409, message: 'Only a scheduled broadcast that has not fired can be canceled.' },
+  broadcast_not_stoppable: { status: 409, message: 'The broadcast is already over (sent, failed or canceled): there is nothing to stop.' },
   payload_too_large: { status: 413, message: 'The body is too large.' },
   rate_limited: { status: 429, message: 'Too many requests; retry after the time in Retry-After.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
@@ -51,7 +52,12 @@ export class AppError extends Error {
     super(message ?? ERRORS[code].message)
     this.code = code
     this.status = ERRORS[code].status
-    this.extra = extra
+    // decisions.md §1: every invalid_request carries issues. Callers that know
+    // the field name it (invalidField, the schema errors); this is the floor.
+    const issues = extra.issues
+    this.extra = code === 'invalid_request' && !(Array.isArray(issues) && issues.length > 0)
+      ? { ...extra, issues: [{ path: '(request)', message: this.message }] }
+      : extra
   }
 
   toBody(): { error: Record<string, unknown> } {

@@ -7,7 +7,7 @@ import type { App } from '../../src/platform/http/app-type.ts'
 import type { LimitOverrides, PlanName } from '../../src/projects/plans.ts'
 import { createProject } from '../../src/projects/projects.service.ts'
 import { updateProject } from '../../src/projects/projects.store.ts'
-import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.ts'
+import { createWorker, type BackgroundWorker } from '../../src/worker.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
@@ -26,7 +26,7 @@ export interface TestApp {
   ctx: AppContext
   database: TestDatabase
   /** The in-process fan-out worker, when started with { worker: true }. */
-  delivery: DeliveryWorker | null
+  delivery: BackgroundWorker | null
   project(options?: { plan?: PlanName; limits?: LimitOverrides; name?: string }): Promise<TestProject>
   close(): Promise<void>
 }
@@ -52,7 +52,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   const database = await createTestDatabase()
   const ctx = createContext(testConfig(env), database.db)
   const app = await buildApp(ctx, { onRoute: options.onRoute })
-  const delivery = options.worker ? createDeliveryWorker(ctx) : null
+  const delivery = options.worker ? createWorker(ctx) : null
   await delivery?.start()
   return {
     app,

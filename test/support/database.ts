@@ -1,13 +1,21 @@
 // A fresh, migrated database per test file, in the storage mode the vitest
 // project names (HERALD_TEST_DB): an in-memory PGlite, or a PostgreSQL
 // database cloned from the template that global-setup.ts migrated once.
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { openDatabase, type Database } from '../../src/platform/db/database.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
 
 export type TestDbMode = 'embedded' | 'postgres'
-export const TEMPLATE_DB = 'herald_test_template'
+/**
+ * The migrated template each test file clones. Named after the checkout, so
+ * two checkouts (a second work tree, a CI clone) testing against one server at
+ * once never drop each other's template.
+ */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+export const TEMPLATE_DB = `herald_test_template_${createHash('sha256').update(ROOT).digest('hex').slice(0, 10)}`
 
 export function testDbMode(): TestDbMode {
   return process.env.HERALD_TEST_DB === 'postgres' ? 'postgres' : 'embedded'
@@ -28,10 +36,15 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A database of the test's own: with every migration applied (cloned from the
+ * template on PostgreSQL), or with none (`migrated: false`) for the tests of
+ * one migration on data written before it.
+ */
+export async function createTestDatabase({ migrated = true } = {}): Promise<TestDatabase> {
   if (testDbMode() === 'embedded') {
     const db = await openDatabase({ databaseUrl: null, dataDir: null })
-    await migrate(db)
+    if (migrated) await migrate(db)
     return { db, mode: 'embedded', url: null, drop: () => db.close() }
   }
   const serverUrl = process.env.DATABASE_URL
@@ -40,12 +53,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DB}`)
+    await admin.query(migrated ? `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DB}` : `CREATE DATABASE ${name}`)
   } finally {
     await admin.end()
   }
   const url = withDatabase(serverUrl, name)
-  const db = await openDatabase({ databaseUrl: url, dataDir: null, poolSize: 5 })
+  const db = await openDatabase({ databaseUrl: url, dataDir: null, poolSize: migrated ? 5 : 2 })
   return {
     db,
     mode: 'postgres',

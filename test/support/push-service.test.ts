@@ -60,6 +60,8 @@ describe('push service: accepted pushes', () => {
         subscriptionId: sub.endpoint.split('/').pop(),
         headers: { ttl: 3600, urgency: 'high', topic: 'order_42', contentEncoding: 'aes128gcm', authorization },
         payload,
+        // RFC 8291: 86 header bytes, the plaintext, the 0x02 delimiter, a 16-byte tag.
+        bodyBytes: 86 + Buffer.byteLength(JSON.stringify(payload)) + 1 + 16,
         httpVersion: '1.1',
         at: expect.any(Number),
       },

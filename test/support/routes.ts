@@ -13,6 +13,8 @@ export interface RouteIds {
   endpoint: string
   externalId: string
   broadcast: string
+  /** A broadcast still pending, for the stop route (the scheduled one above is DELETE's); the scheduled one when absent. */
+  pendingBroadcast?: string
   webhook: string
   apiKeyId: string
 }
@@ -62,6 +64,12 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'GET', path: '/v1/broadcasts', url: () => '/v1/broadcasts', foreign: { status: 200 } },
   { method: 'GET', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
   { method: 'DELETE', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
+  {
+    method: 'POST',
+    path: '/v1/broadcasts/:id/stop',
+    url: (ids) => `/v1/broadcasts/${ids.pendingBroadcast ?? ids.broadcast}/stop`,
+    foreign: notFound('broadcast_not_found'),
+  },
   { method: 'GET', path: '/v1/subscribers', url: () => '/v1/subscribers', foreign: { status: 200 } },
   { method: 'GET', path: '/v1/subscribers/counts', url: () => '/v1/subscribers/counts', foreign: { status: 200 } },
   { method: 'GET', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
@@ -82,6 +90,17 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'POST', path: '/v1/webhooks', url: () => '/v1/webhooks', body: () => ({ url: 'https://hooks.example.com/sweep' }), foreign: { status: 201 } },
   { method: 'GET', path: '/v1/webhooks', url: () => '/v1/webhooks', foreign: { status: 200 } },
   { method: 'DELETE', path: '/v1/webhooks/:id', url: (ids) => `/v1/webhooks/${ids.webhook}`, foreign: notFound('webhook_not_found') },
+  { method: 'GET', path: '/v1/webhooks/:id', url: (ids) => `/v1/webhooks/${ids.webhook}`, foreign: notFound('webhook_not_found') },
+  {
+    method: 'PATCH',
+    path: '/v1/webhooks/:id',
+    url: (ids) => `/v1/webhooks/${ids.webhook}`,
+    body: () => ({ url: 'https://hooks.example.com/taken-over', enabled: false }),
+    foreign: notFound('webhook_not_found'),
+  },
+  { method: 'GET', path: '/v1/webhooks/:id/deliveries', url: (ids) => `/v1/webhooks/${ids.webhook}/deliveries`, foreign: notFound('webhook_not_found') },
+  { method: 'POST', path: '/v1/webhooks/:id/test', url: (ids) => `/v1/webhooks/${ids.webhook}/test`, foreign: notFound('webhook_not_found') },
+  { method: 'POST', path: '/v1/webhooks/:id/rotate-secret', url: (ids) => `/v1/webhooks/${ids.webhook}/rotate-secret`, foreign: notFound('webhook_not_found') },
 ]
 
 /** Called from the customer's site: authenticated by ?project= alone, and answering CORS. */
@@ -98,8 +117,9 @@ export const BROWSER_ROUTES: RouteCase[] = [
   { method: 'GET', path: '/v1/notifications/:broadcast_id', url: (ids) => `/v1/notifications/${ids.broadcast}?project=${ids.project}` },
 ]
 
-/** The operator API (decisions.md §2), behind HERALD_ADMIN_TOKEN. */
+/** The operator API (decisions.md §2), behind HERALD_ADMIN_TOKEN, and the process's metrics. */
 export const ADMIN_ROUTES: RouteCase[] = [
+  { method: 'GET', path: '/metrics', url: () => '/metrics' },
   { method: 'POST', path: '/admin/v1/projects', url: () => '/admin/v1/projects', body: () => ({ name: 'Sweep' }) },
   { method: 'GET', path: '/admin/v1/projects', url: () => '/admin/v1/projects' },
   { method: 'GET', path: '/admin/v1/projects/:id', url: (ids) => `/admin/v1/projects/${ids.project}` },

@@ -21,9 +21,61 @@ describe('lockDataDir', () => {
     await new Promise((resolve) => other.once('exit', resolve))
     // Its holder is gone: the lock is taken over.
     const release = lockDataDir(dir)
-    expect(fs.readFileSync(path.join(dir, 'herald.lock'), 'utf8')).toBe(String(process.pid))
+    expect(fs.readFileSync(path.join(dir, 'herald.lock'), 'utf8').split(' ')[0]).toBe(String(process.pid))
     release()
     expect(fs.existsSync(path.join(dir, 'herald.lock'))).toBe(false)
     fs.rmSync(dir, { recursive: true, force: true })
   })
+
+  // `kill -9` of a Herald whose parent has not reaped it yet leaves a zombie:
+  // kill(pid, 0) still succeeds, but it will never touch the database again.
+  // Here the holder's parent is a shell that exec'd into `sleep`, which never
+  // reaps its children, so the killed holder stays a zombie while we look.
+  it.runIf(process.platform === 'linux')('takes over at once from a holder killed with SIGKILL that is still a zombie', async () => {
+    const dir = tempDir()
+    const script = `require('node:fs'); import(${JSON.stringify(new URL('./data-dir-lock.ts', import.meta.url).href)}).then((m) => { m.lockDataDir(${JSON.stringify(dir)}); setInterval(() => {}, 1000) })`
+    const parent = spawn('sh', ['-c', `${JSON.stringify(process.execPath)} --import tsx -e ${shellQuote(script)} & exec sleep 30`], { stdio: 'ignore' })
+    try {
+      const lockFile = path.join(dir, 'herald.lock')
+      for (let i = 0; i < 200 && !fs.existsSync(lockFile); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      const holder = Number(fs.readFileSync(lockFile, 'utf8').split(' ')[0])
+      expect(() => lockDataDir(dir)).toThrow(DataDirLockedError)
+      process.kill(holder, 'SIGKILL')
+      for (let i = 0; i < 100 && procState(holder) !== 'Z'; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(procState(holder)).toBe('Z')
+      const release = lockDataDir(dir)
+      expect(fs.readFileSync(lockFile, 'utf8').split(' ')[0]).toBe(String(process.pid))
+      release()
+    } finally {
+      parent.kill('SIGKILL')
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it.runIf(process.platform === 'linux')('a lock whose pid now belongs to another process (started later) is taken over', () => {
+    const dir = tempDir()
+    // Our parent is alive, but started at another time than the one recorded.
+    fs.writeFileSync(path.join(dir, 'herald.lock'), `${process.ppid} 1`)
+    const release = lockDataDir(dir)
+    release()
+    // The same pid with its real start time is a live holder.
+    const start = fs.readFileSync(`/proc/${process.ppid}/stat`, 'utf8')
+    const startTime = start.slice(start.lastIndexOf(')') + 2).split(' ')[19]
+    fs.writeFileSync(path.join(dir, 'herald.lock'), `${process.ppid} ${startTime}`)
+    expect(() => lockDataDir(dir)).toThrow(DataDirLockedError)
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
 })
+
+function procState(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+  } catch {
+    return null
+  }
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`
+}

@@ -1,41 +1,79 @@
 // The embedded database lives in one process at a time: two processes opening
 // the same PGlite directory would each write over the other's changes. The
-// first process to open it leaves its pid in a lock file; a second one is
-// refused with a message, and a lock left by a process that died is taken over.
+// first process to open it leaves its pid (and, on Linux, its start time) in a
+// lock file; a second one is refused with a message, and a lock left by a
+// process that died is taken over at once.
 import fs from 'node:fs'
 import path from 'node:path'
 
 export class DataDirLockedError extends Error {}
 
-function alive(pid: number): boolean {
+/**
+ * Fields of /proc/PID/stat after the command name (which may hold spaces and
+ * parentheses, so the line is cut at its last ')'): [0] is the state, [19]
+ * the start time in clock ticks since boot. Null where there is no /proc
+ * (macOS, Windows) or no such process.
+ */
+function procStat(pid: number): string[] | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return null
+  }
+}
+
+/** What identifies a process beyond its pid: its start time, where the OS says it. */
+function startTimeOf(pid: number): string | null {
+  return procStat(pid)?.[19] ?? null
+}
+
+/**
+ * Whether the lock's holder still runs. A process killed with SIGKILL whose
+ * parent has not reaped it yet (a zombie: `kill -9` of `npm start`, say)
+ * still answers kill(pid, 0), but it will never touch the database again; and
+ * after a reboot or a long time its pid may belong to another process, which
+ * the start time tells apart.
+ */
+function holderAlive(pid: number, startTime: string | null): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
     // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false
   }
+  const stat = procStat(pid)
+  if (!stat) return true // no /proc: kill(pid, 0) is all there is to go on
+  if (stat[0] === 'Z' || stat[0] === 'X') return false // dead, not yet reaped
+  return startTime === null || stat[19] === startTime
+}
+
+function parseLock(text: string): { pid: number; startTime: string | null } {
+  const [pid, startTime] = text.trim().split(/\s+/)
+  return { pid: Number(pid), startTime: startTime ?? null }
 }
 
 /** Takes the lock on dataDir; returns the function that gives it back. */
 export function lockDataDir(dataDir: string): () => void {
   const file = path.join(dataDir, 'herald.lock')
+  const startTime = startTimeOf(process.pid)
+  const mine = startTime ? `${process.pid} ${startTime}` : String(process.pid)
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' })
+      fs.writeFileSync(file, mine, { flag: 'wx' })
       return () => {
         try {
-          if (fs.readFileSync(file, 'utf8') === String(process.pid)) fs.unlinkSync(file)
+          if (fs.readFileSync(file, 'utf8') === mine) fs.unlinkSync(file)
         } catch {
           // already gone
         }
       }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      const holder = Number(fs.readFileSync(file, 'utf8'))
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
+      const holder = parseLock(fs.readFileSync(file, 'utf8'))
+      if (Number.isInteger(holder.pid) && holder.pid > 0 && holder.pid !== process.pid && holderAlive(holder.pid, holder.startTime)) {
         throw new DataDirLockedError(
-          `The embedded database in ${dataDir} is in use by process ${holder} (herald serve?). ` +
+          `The embedded database in ${dataDir} is in use by process ${holder.pid} (herald serve?). ` +
             'Stop it first, or use the operator API (/admin/v1) while it runs.',
         )
       }

@@ -6,6 +6,14 @@ import { setFlagsFromString } from 'node:v8'
 import pg from 'pg'
 import type { PGlite } from '@electric-sql/pglite'
 import { lockDataDir } from './data-dir-lock.ts'
+import { DatabaseAvailability, isConnectionError, type DatabaseLog } from './availability.ts'
+import { listenOnServer } from './listen-connection.ts'
+import {
+  DEFAULT_DB_CONNECT_TIMEOUT_MS,
+  DEFAULT_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  DEFAULT_DB_LOCK_TIMEOUT_MS,
+  DEFAULT_DB_STATEMENT_TIMEOUT_MS,
+} from '../config.ts'
 
 export interface QueryResult<T> {
   rows: T[]
@@ -55,72 +63,124 @@ export interface Database extends Queryable {
   /** Runs a script of several statements (migrations). */
   exec(sql: string, tx?: Queryable): Promise<void>
   /**
-   * Calls onNotify for each NOTIFY on channel (LISTEN). On a server this holds
-   * one connection of its own and reconnects after a restart of the server.
+   * Calls onNotify for each NOTIFY on channel (LISTEN), and onNotify('') after
+   * a reconnection. On a server this holds one connection of its own, pinged
+   * and replaced when it drops or goes silent (listen-connection.ts).
    * Resolves to a function that stops listening.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>
+  /** Resolves when the database answers a trivial query within a short time (/readyz); rejects otherwise. */
+  ping(): Promise<void>
+  /** Connections now (for /metrics): open, running a query or transaction, and requests waiting for one. */
+  connections(): DatabaseConnections
   close(): Promise<void>
+}
+
+export interface DatabaseConnections {
+  total: number
+  inUse: number
+  waiting: number
 }
 
 // int8 (counts, sums) as a JS number: every bigint Herald stores fits in 2^53.
 pg.types.setTypeParser(20, (value) => Number(value))
 
-/** Wait between attempts to re-open a LISTEN connection after it drops. */
-const LISTEN_RECONNECT_MS = 1000
+/** A server not reachable at start is asked again after this long, then twice as long each time, up to START_RETRY_MAX_MS. */
+const START_RETRY_MIN_MS = 250
+const START_RETRY_MAX_MS = 5_000
+/** /readyz's query gets this long to be answered before the process is reported not ready. */
+const PING_TIMEOUT_MS = 2_000
+/**
+ * TCP keepalive on every server connection: an idle connection whose peer is
+ * gone (a host cut off, a server that vanished without closing) is probed
+ * after this long and dropped once the probes go unanswered (Node 20 sets only
+ * this delay; the probes follow the OS's settings, on Linux 9 probes 75 s
+ * apart), and the pool replaces it. The server side of a cut is bounded by
+ * idle_in_transaction_session_timeout instead, and the LISTEN connection by
+ * its ping (listen-connection.ts), both in seconds.
+ */
+const KEEPALIVE_INITIAL_DELAY_MS = 10_000
+
+/** The server did not answer a ping in time: counted as unreachable (the code is a socket error's). */
+class PingTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT'
+  constructor() {
+    super(`the database did not answer within ${PING_TIMEOUT_MS} ms`)
+  }
+}
 
 class PostgresDatabase implements Database {
   readonly kind = 'postgres'
   private readonly notifier = new Notifier((channel) => this.pool.query('SELECT pg_notify($1, $2)', [channel, '']))
+  readonly availability: DatabaseAvailability
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly url: string,
-  ) {}
+    private readonly clientConfig: pg.ClientConfig,
+    log: DatabaseLog | null,
+  ) {
+    this.availability = new DatabaseAvailability(log, () => this.ping())
+    // A server restart drops idle connections; the pool replaces them, and the
+    // error must not take the process down.
+    pool.on('error', (err) => this.availability.failed(err))
+  }
 
   notifyAfterCommit(channel: string): void {
     this.notifier.notify(channel)
   }
 
-  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
-    let client: pg.Client | null = null
-    let stopped = false
-    const connect = async (): Promise<void> => {
-      if (stopped) return
-      const next = new pg.Client({ connectionString: this.url })
-      next.on('notification', (message) => {
-        if (message.channel === channel) onNotify(message.payload ?? '')
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    return listenOnServer(this.clientConfig, channel, onNotify, this.availability)
+  }
+
+  async ping(): Promise<void> {
+    await this.observe(() => {
+      // Bounded as a whole: waiting for a free or new connection (every one
+      // stuck on a cut network) counts too, not only the query.
+      const query = this.pool.query({ text: 'SELECT 1', query_timeout: PING_TIMEOUT_MS } as pg.QueryConfig)
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new PingTimeoutError()), PING_TIMEOUT_MS)
       })
-      next.on('error', () => {
-        next.end().catch(() => undefined)
-        if (client === next) client = null
-        if (!stopped) setTimeout(() => void connect().catch(() => undefined), LISTEN_RECONNECT_MS).unref()
+      return Promise.race([query, timeout]).finally(() => {
+        clearTimeout(timer)
+        query.catch(() => undefined) // its late failure, once the race is lost, is nobody's concern
       })
-      try {
-        await next.connect()
-        await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
-        client = next
-        // Anything notified while the connection was down is found by polling.
-        onNotify('')
-      } catch {
-        next.end().catch(() => undefined)
-        if (!stopped) setTimeout(() => void connect().catch(() => undefined), LISTEN_RECONNECT_MS).unref()
-      }
-    }
-    await connect()
-    return async () => {
-      stopped = true
-      await client?.end().catch(() => undefined)
+    })
+  }
+
+  /** Reports the outcome of a round trip to the server to availability. */
+  private async observe<R>(run: () => Promise<R>): Promise<R> {
+    const startedAt = this.availability.begin()
+    try {
+      const value = await run()
+      this.availability.succeeded(startedAt)
+      return value
+    } catch (err) {
+      this.availability.failed(err, startedAt)
+      throw err
     }
   }
 
+  connections(): DatabaseConnections {
+    return { total: this.pool.totalCount, inUse: this.pool.totalCount - this.pool.idleCount, waiting: this.pool.waitingCount }
+  }
+
   async query<T>(text: string, params?: unknown[]): Promise<QueryResult<T>> {
-    const result = await this.pool.query(text, params as unknown[])
+    const result = await this.observe(() => this.pool.query(text, params as unknown[]))
     return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 }
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect()
+    const startedAt = this.availability.begin()
+    const client = await this.observe(() => this.pool.connect())
+    // A checked-out client has no listener of the pool's: without one, the
+    // connection dropping mid-transaction (a server restart) is an unhandled
+    // 'error' event that kills the process. The query in flight fails anyway,
+    // and the broken client is destroyed on release instead of reused.
+    let broken: Error | undefined
+    const onError = (err: Error) => void (broken = err)
+    client.on('error', onError)
     const channels = new Set<string>()
     const tx: Queryable & { client: pg.PoolClient } = {
       client,
@@ -134,13 +194,18 @@ class PostgresDatabase implements Database {
       await client.query('BEGIN')
       const value = await fn(tx)
       await client.query('COMMIT')
+      this.availability.succeeded(startedAt)
       for (const channel of channels) this.notifier.notify(channel)
       return value
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined)
+      // A connection that failed under a statement is not rolled back on (it would hang or fail too): destroyed.
+      if (isConnectionError(err)) broken ??= err as Error
+      if (!broken) await client.query('ROLLBACK').catch((rollbackErr: Error) => void (broken = rollbackErr))
+      this.availability.failed(broken ?? err, startedAt)
       throw err
     } finally {
-      client.release()
+      client.off('error', onError)
+      client.release(broken ?? false)
     }
   }
 
@@ -150,6 +215,7 @@ class PostgresDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    this.availability.close()
     await this.pool.end()
   }
 }
@@ -158,6 +224,8 @@ type PGliteTx = Parameters<Parameters<PGlite['transaction']>[0]>[0]
 
 class EmbeddedDatabase implements Database {
   readonly kind = 'embedded'
+  /** Queries and transactions started and not yet over (running or queued in PGlite). */
+  private operations = 0
   private readonly notifier = new Notifier((channel) => this.db.query('SELECT pg_notify($1, $2)', [channel, '']))
 
   notifyAfterCommit(channel: string): void {
@@ -176,13 +244,31 @@ class EmbeddedDatabase implements Database {
     }
   }
 
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1')
+  }
+
+  /**
+   * PGlite is one connection that runs one query or transaction at a time and
+   * queues the rest: in use while anything runs, the others waiting.
+   */
+  connections(): DatabaseConnections {
+    return { total: 1, inUse: Math.min(1, this.operations), waiting: Math.max(0, this.operations - 1) }
+  }
+
   async query<T>(text: string, params?: unknown[]): Promise<QueryResult<T>> {
-    const result = await this.db.query<T>(text, params as unknown[])
-    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+    this.operations++
+    try {
+      const result = await this.db.query<T>(text, params as unknown[])
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+    } finally {
+      this.operations--
+    }
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const channels = new Set<string>()
+    this.operations++
     const value = await this.db.transaction(async (inner) => {
       const tx: Queryable & { inner: PGliteTx } = {
         inner,
@@ -193,7 +279,7 @@ class EmbeddedDatabase implements Database {
         },
       }
       return fn(tx)
-    })
+    }).finally(() => this.operations--)
     for (const channel of channels) this.notifier.notify(channel)
     return value
   }
@@ -225,17 +311,49 @@ export interface DatabaseOptions {
   dataDir: string | null
   /** Connections in the pool when on a server. Default 10. */
   poolSize?: number
+  /** Where a server outage is logged, once as it starts and once as it ends. Default: not logged. */
+  log?: DatabaseLog
+  /** A server that cannot be reached yet is waited for (the service starting), rather than an error (the CLI). Default false. */
+  waitUntilReachable?: boolean
+  /** Server-side bounds on every connection (config.ts explains each); defaults from config.ts. */
+  statementTimeoutMs?: number
+  lockTimeoutMs?: number
+  idleInTransactionTimeoutMs?: number
+  connectTimeoutMs?: number
+}
+
+/** Settings every connection to a server opens with, pool and LISTEN alike. */
+function serverClientConfig(options: DatabaseOptions & { databaseUrl: string }): pg.ClientConfig {
+  return {
+    connectionString: options.databaseUrl,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_DB_CONNECT_TIMEOUT_MS,
+    // Sent in the startup message: the server applies them to the session.
+    statement_timeout: options.statementTimeoutMs ?? DEFAULT_DB_STATEMENT_TIMEOUT_MS,
+    lock_timeout: options.lockTimeoutMs ?? DEFAULT_DB_LOCK_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? DEFAULT_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  }
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 })
-    // A server restart drops idle connections; the pool replaces them, and the
-    // error must not take the process down.
-    pool.on('error', () => undefined)
-    const database = new PostgresDatabase(pool, options.databaseUrl)
-    await database.query('SELECT 1')
-    return database
+    const clientConfig = serverClientConfig({ ...options, databaseUrl: options.databaseUrl })
+    const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 })
+    const database = new PostgresDatabase(pool, clientConfig, options.log ?? null)
+    for (let delay = START_RETRY_MIN_MS; ; delay = Math.min(START_RETRY_MAX_MS, delay * 2)) {
+      try {
+        await database.query('SELECT 1')
+        return database
+      } catch (err) {
+        if (!options.waitUntilReachable || !isConnectionError(err)) {
+          await database.close().catch(() => undefined)
+          throw err
+        }
+        // Logged once by database.availability, like an outage later on.
+        await new Promise((resolve) => setTimeout(resolve, delay))
+      }
+    }
   }
   if (options.dataDir) fs.mkdirSync(options.dataDir, { recursive: true })
   const unlock = options.dataDir ? lockDataDir(options.dataDir) : undefined

@@ -31,6 +31,11 @@ export async function migrate(db: Database, migrations = readMigrations()): Prom
   const applied: string[] = []
   for (const migration of migrations) {
     const done = await db.transaction(async (tx) => {
+      // A migration may rebuild a large table, and a process starting meanwhile
+      // waits for it on the lock below: neither is bounded like everyday work
+      // (the session timeouts in database.ts), for this transaction only.
+      await tx.query('SET LOCAL statement_timeout = 0')
+      await tx.query('SET LOCAL lock_timeout = 0')
       await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
       const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE id = $1', [migration.id])
       if (seen.rows.length > 0) return false

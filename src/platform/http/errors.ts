@@ -1,7 +1,8 @@
 // Turns anything thrown in a request into Herald's error body (decisions.md §1):
 // AppError as given, schema failures as invalid_request with issues, body
-// parsing failures as invalid_json / payload_too_large, anything else as a 500
-// that carries the request id and no stack trace.
+// parsing failures as invalid_json / payload_too_large, a value the database
+// refuses as invalid_request, anything else as a 500 that carries the request
+// id and no stack trace.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import findMyWay from 'find-my-way'
 import { AppError, type ValidationIssue } from '../errors.ts'
@@ -41,8 +42,25 @@ export function validationIssues(error: FastifyError): ValidationIssue[] {
   }))
 }
 
+/**
+ * SQLSTATE codes that only a value from the request can cause once it got past
+ * validation: class 22 (data exception: invalid text, out of range numbers and
+ * dates, NUL in text, bad Unicode escapes) and 54000 (a value over a program
+ * limit, such as an over-long index key).
+ */
+export function isBadValueError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (/^22[0-9A-Z]{3}$/.test(code) || code === '54000')
+}
+
 export function toAppError(error: FastifyError | AppError | Error): AppError | null {
   if (error instanceof AppError) return error
+  if (isBadValueError(error)) {
+    // The database's own text is not echoed: it may quote the value or the schema.
+    return new AppError('invalid_request', 'A value in the request cannot be stored.', {
+      issues: [{ path: '(request)', message: 'holds a value the database cannot store (out of range, or not valid text)' }],
+    })
+  }
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
     const issues = validationIssues(fastifyError)
@@ -88,6 +106,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     const appError = toAppError(error)
     if (appError) {
       if (appError.status >= 500) request.log.error({ err: error }, 'request failed')
+      // A value validation should have refused: answered as the client's fault, logged so the rule can be added.
+      else if (isBadValueError(error)) request.log.warn({ err: error }, 'the database refused a value from the request')
       return reply.code(appError.status).send(appError.toBody())
     }
     request.log.error({ err: error }, 'request failed')

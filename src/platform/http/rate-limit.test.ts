@@ -4,10 +4,10 @@
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../../test/support/app.ts'
 import { subscription } from '../../subscribers/subscribers.fixtures.ts'
-import { insertSentBroadcast } from '../../broadcasts/test-fixtures.ts'
+import { insertSentBroadcast } from '../../broadcasts/broadcasts.fixtures.ts'
 import { createRateLimiter, MemoryRateLimiter, REDIS_OPTIONS, RedisRateLimiter } from './rate-limit.ts'
 
 const MINUTE = 60_000
@@ -274,6 +274,26 @@ describe.runIf(process.env.REDIS_URL)('RedisRateLimiter (REDIS_URL)', () => {
     }
   })
 
+  it('takes the window from Redis\'s clock: API hosts whose clocks disagree by 90 s share one count', async () => {
+    const one = await connectedLimiter()
+    const two = await connectedLimiter()
+    try {
+      const key = `${run}:clocks`
+      const first = await one.hit(key, 2, MINUTE)
+      // This process's clock jumps 90 s ahead (another API host whose clock is off); Redis's does not.
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 90_000 })
+      const second = await two.hit(key, 2, MINUTE)
+      const third = await one.hit(key, 2, MINUTE)
+      vi.useRealTimers()
+      expect([first, second, third].map((r) => r.allowed)).toEqual([true, true, false])
+      expect((await admin.keys(`herald:rl:${key}:*`)).length).toBe(1)
+    } finally {
+      vi.useRealTimers()
+      await one.close()
+      await two.close()
+    }
+  })
+
   it('the window\'s key expires on its own (no cleanup job needed)', async () => {
     const limiter = await connectedLimiter()
     try {
@@ -290,7 +310,9 @@ describe.runIf(process.env.REDIS_URL)('RedisRateLimiter (REDIS_URL)', () => {
 
   describe('through HTTP with REDIS_URL set', () => {
     // The app reaches Redis through a TCP relay that the last test tells to swallow everything.
-    const target = new URL(redisUrl)
+    // (vitest runs describe bodies while collecting, even under runIf: nothing
+    // here may read REDIS_URL before a hook, or a machine without it fails.)
+    let target: URL
     let silent = false
     const sockets: net.Socket[] = []
     const relay = net.createServer((client) => {
@@ -308,6 +330,7 @@ describe.runIf(process.env.REDIS_URL)('RedisRateLimiter (REDIS_URL)', () => {
     let t: TestApp
     const patterns: string[] = []
     beforeAll(async () => {
+      target = new URL(redisUrl)
       await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
       t = await createTestApp({ REDIS_URL: `redis://127.0.0.1:${(relay.address() as net.AddressInfo).port}` })
       // The connection is made at start; wait until the limiter answers (headers appear).

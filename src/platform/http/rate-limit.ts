@@ -57,21 +57,40 @@ export class MemoryRateLimiter implements RateLimiter {
 /** After a failed call Redis is left alone this long, so a hung Redis costs one request a commandTimeout, not every request. */
 export const REDIS_PAUSE_AFTER_FAILURE_MS = 1_000
 
+/**
+ * Counts one hit in the current window, the window being taken from Redis's
+ * clock (TIME), not the API host's: API processes on machines whose clocks
+ * disagree still count in the same window. KEYS[1] is the key's prefix,
+ * ARGV[1] the window in ms; returns { count, now in ms }.
+ */
+const HIT_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local window = tonumber(ARGV[1])
+local key = KEYS[1] .. ':' .. math.floor(now / window)
+local count = redis.call('INCR', key)
+redis.call('PEXPIRE', key, window * 2)
+return { count, now }
+`
+
+type HitCommand = (prefix: string, windowMs: number) => Promise<[number, number]>
+
 export class RedisRateLimiter implements RateLimiter {
   private pausedUntil = 0
+  private readonly hitScript: HitCommand
 
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: Redis) {
+    // defineCommand sends the script once and EVALSHA after, falling back to EVAL when Redis lost it.
+    redis.defineCommand('heraldRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
+    this.hitScript = (redis as unknown as { heraldRateLimitHit: HitCommand }).heraldRateLimitHit.bind(redis)
+  }
 
   async hit(key: string, limit: number, windowMs: number): Promise<RateLimitResult> {
-    const now = Date.now()
-    if (now < this.pausedUntil) throw new Error('Redis failed moments ago; not asked again yet')
-    const redisKey = `herald:rl:${key}:${Math.floor(now / windowMs)}`
+    if (Date.now() < this.pausedUntil) throw new Error('Redis failed moments ago; not asked again yet')
     try {
-      const replies = await this.redis.multi().incr(redisKey).pexpire(redisKey, windowMs * 2).exec()
-      const [error, count] = replies?.[0] ?? [new Error('the rate limit transaction was aborted'), null]
-      // Thrown, not counted as 1: the caller logs it and lets the request through.
-      if (error) throw error
-      return result(Number(count), limit, windowMs, now)
+      // A failure is thrown, not counted as 1: the caller logs it and lets the request through.
+      const [count, now] = await this.hitScript(`herald:rl:${key}`, windowMs)
+      return result(Number(count), limit, windowMs, Number(now))
     } catch (err) {
       this.pausedUntil = Date.now() + REDIS_PAUSE_AFTER_FAILURE_MS
       throw err

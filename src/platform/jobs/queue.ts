@@ -2,21 +2,12 @@
 // transaction (q) as the row it is about, so either both exist or neither.
 import type { Queryable } from '../db/database.ts'
 
-/** Every job kind and its payload. Handlers are registered per kind by the worker. */
-export interface JobPayloads {
-  /** Fans a broadcast out to its audience (status pending). */
-  fanout_broadcast: { broadcast_id: string }
-  /** Fires a scheduled broadcast at its scheduled_at. */
-  fire_broadcast: { broadcast_id: string }
-  /**
-   * Sends to the broadcast's audience with ids in (after, through]. `through`
-   * is null until the job has fixed its slice (then it never changes, so a
-   * re-run after a crash sends the same slice again, and no other).
-   */
-  push_batch: { broadcast_id: string; after: string | null; through: string | null }
-  /** Sends again to the subscribers whose last push asked for a retry (429, 5xx, timeout). */
-  push_retry: { broadcast_id: string; subscriber_ids: string[]; attempt: number }
-}
+/**
+ * Every job kind and its payload. Empty here: each domain adds its own kinds
+ * to it (TypeScript declaration merging) beside their handlers, e.g.
+ * delivery/fanout.ts, and src/worker.ts registers the handlers.
+ */
+export interface JobPayloads {}
 
 export type JobKind = keyof JobPayloads
 

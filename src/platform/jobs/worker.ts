@@ -2,12 +2,20 @@
 // machines, share one table: each claims due jobs with FOR UPDATE SKIP LOCKED
 // and holds them under a lease it keeps renewing while the handler runs. A
 // worker killed mid-job simply stops renewing; once the lease lapses another
-// worker claims the job again, so nothing is lost.
+// worker claims the job again, so nothing is lost. Each claim has its own
+// lease token (jobs.store.ts): whatever a run writes about its job names it,
+// so a run that lost its lease can no longer touch the job, even when the
+// same worker has claimed it again since.
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Database, Queryable } from '../db/database.ts'
 import type { JobKind, JobPayloads } from './queue.ts'
 import { JOBS_CHANNEL } from './queue.ts'
+import { claimJobs, completeJob, parkJob, releaseLostClaims, renewLease, retryJob, saveJobPayload, type JobLease, type JobRow } from './jobs.store.ts'
+import { mayBeConnectionError } from '../db/availability.ts'
+import { PollingLoop } from './polling-loop.ts'
+import { DatabaseOutage, databaseRetryDelayMs, type OutageLog } from './outage.ts'
+import type { Metrics } from '../metrics/metrics.ts'
 
 export interface Job<K extends JobKind = JobKind> {
   id: number
@@ -16,7 +24,7 @@ export interface Job<K extends JobKind = JobKind> {
   /** 1 on the first run. */
   attempts: number
   maxAttempts: number
-  /** Aborted when this worker lost the lease or is stopping. */
+  /** Aborted when this worker lost the lease (reason: a LeaseLostError) or is stopping (a WorkerStoppingError). */
   signal: AbortSignal
   /**
    * Deletes the job inside the handler's own transaction, so its effects and
@@ -56,9 +64,14 @@ export interface WorkerOptions {
   leaseMs?: number
   /** Name in locked_by, for operators. Default host:pid:random. */
   workerId?: string
+  /** Called when a job's run fails (its error), or when recording that failure fails too. */
   onError?: (err: unknown, job: { id: number; kind: string }) => void
+  /** Where the claim loop says, once each, that the database went away and came back. Default: silent. */
+  log?: OutageLog
   /** Called once when a job fails its last attempt and is parked, so its domain can record the failure. */
   onGiveUp?: (job: { id: number; kind: JobKind; payload: unknown }, err: unknown) => Promise<void>
+  /** Where jobs claimed, retried and failed are counted (/metrics). */
+  metrics?: Pick<Metrics, 'jobsClaimed' | 'jobsRetried' | 'jobsFailed'>
 }
 
 /** Exponential backoff with ±50% jitter: 2 s, 4 s, 8 s … capped at one hour. */
@@ -67,27 +80,89 @@ export function backoffMs(attempts: number): number {
   return Math.round(base * (0.5 + Math.random()))
 }
 
-interface JobRow {
-  id: number
-  kind: JobKind
-  payload: unknown
-  attempts: number
-  max_attempts: number
+
+/** The reason a job's signal is aborted when the worker stops (a LeaseLostError when the lease is gone). */
+export class WorkerStoppingError extends Error {
+  constructor() {
+    super('the job worker is stopping')
+  }
 }
+
+/** First wait before writing a job's outcome again after the database failed it; doubled per failure. */
+export const RECORD_RETRY_FIRST_MS = 100
+/** Longest wait between two tries of that write: the outcome is saved at most this long after the database is back. */
+export const RECORD_RETRY_MAX_MS = 2_000
+
+/**
+ * SQLSTATEs after which the same transaction may well work if run again: it
+ * was rolled back by a deadlock (40P01) or a serialization failure (40001),
+ * or cut short by a lock, statement or idle-in-transaction timeout (55P03,
+ * 57014, 25P03: the server bounding a transaction stuck behind a worker cut
+ * off mid-transaction).
+ */
+const RETRYABLE_SQLSTATES = new Set(['40P01', '40001', '55P03', '57014', '25P03'])
+
+function worthRetrying(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return mayBeConnectionError(err) || (typeof code === 'string' && RETRYABLE_SQLSTATES.has(code))
+}
+
+/** Resolves after ms, or at once when signal is aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done)
+  })
+}
+
+/**
+ * Runs write (a transaction that records a job's outcome together with
+ * job.completeIn or job.savePayloadIn) until it commits. When the database
+ * cannot be reached it tries again after a short backoff, while the job is
+ * still this worker's: what was already done (pushes sent) is recorded once
+ * the database is back, instead of the job failing and being done again in
+ * full. A write that already committed but whose answer was lost is not
+ * applied twice: its retry finds the job's lease gone and throws
+ * LeaseLostError (the same as when another worker took the job over).
+ *
+ * A deadlock, serialization failure or server timeout is tried again too.
+ * It stops, rethrowing the last error, on any other error (a data error
+ * would fail again), when the worker is stopping,
+ * or, once the lease was seen lost, after one more try (whose lease check
+ * settles whether the outcome is still this worker's to write).
+ */
+export async function retryWhileLeased<T>(signal: AbortSignal, write: () => Promise<T>): Promise<T> {
+  for (let failures = 1; ; failures++) {
+    const lastTry = signal.aborted
+    try {
+      return await write()
+    } catch (err) {
+      if (err instanceof LeaseLostError || !worthRetrying(err) || lastTry) throw err
+      if (signal.aborted && !(signal.reason instanceof LeaseLostError)) throw err
+      await pause(databaseRetryDelayMs(failures, RECORD_RETRY_FIRST_MS, RECORD_RETRY_MAX_MS), signal)
+    }
+  }
+}
+
+const SILENT: OutageLog = { warn: () => undefined, info: () => undefined }
 
 export class JobWorker {
   readonly workerId: string
   private readonly concurrency: number
-  private readonly pollIntervalMs: number
   private readonly leaseMs: number
+  private readonly outage: DatabaseOutage
+  private readonly loop: PollingLoop
   private running = 0
-  private stopped = true
-  private timer: NodeJS.Timeout | null = null
-  private claiming = false
-  private wakeAgain = false
-  private stopListening: (() => Promise<void>) | null = null
   private readonly active = new Set<Promise<void>>()
   private readonly controllers = new Set<AbortController>()
+  /** Tokens of claims that failed: the database may have applied them all the same. */
+  private lostClaims: string[] = []
 
   constructor(
     private readonly db: Database,
@@ -95,82 +170,54 @@ export class JobWorker {
     private readonly options: WorkerOptions = {},
   ) {
     this.concurrency = options.concurrency ?? 4
-    this.pollIntervalMs = options.pollIntervalMs ?? 1000
     this.leaseMs = options.leaseMs ?? 30_000
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+    this.outage = new DatabaseOutage(options.log ?? SILENT, 'job worker')
+    // A NOTIFY from enqueue() (any process) wakes the worker at once.
+    this.loop = new PollingLoop({ db, channel: JOBS_CHANNEL, pollIntervalMs: options.pollIntervalMs ?? 1000, outage: this.outage, poll: () => this.claimAndRun() })
   }
 
   get isRunning(): boolean {
-    return !this.stopped
+    return this.loop.isRunning
   }
 
   async start(): Promise<void> {
-    this.stopped = false
-    // A NOTIFY from enqueue() (any process) wakes the worker at once.
-    this.stopListening = await this.db.listen(JOBS_CHANNEL, () => this.wake())
-    this.schedule(0)
+    await this.loop.start()
   }
 
-  /** Looks for work now rather than at the next poll. */
+  /** Looks for work now rather than at the next poll (not while the database is away: the backoff decides then). */
   wake(): void {
-    if (this.stopped) return
-    this.schedule(0)
+    this.loop.wake()
   }
 
   /** Stops claiming, aborts running handlers' signals after graceMs, and waits for them. */
   async stop(graceMs = 10_000): Promise<void> {
-    this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    await this.stopListening?.()
-    const grace = setTimeout(() => this.controllers.forEach((c) => c.abort()), graceMs)
+    await this.loop.stop()
+    const grace = setTimeout(() => this.controllers.forEach((c) => c.abort(new WorkerStoppingError())), graceMs)
     await Promise.allSettled([...this.active])
     clearTimeout(grace)
   }
 
-  private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => void this.claimAndRun(), delayMs)
-    this.timer.unref?.()
-  }
-
-  private async claimAndRun(): Promise<void> {
-    if (this.stopped) return
-    if (this.claiming) {
-      this.wakeAgain = true
-      return
+  /** One look for work (the polling loop's): claims as many due jobs as there is room for and starts them. */
+  private async claimAndRun(): Promise<boolean> {
+    if (this.lostClaims.length > 0) {
+      await releaseLostClaims(this.db, this.workerId, this.lostClaims)
+      this.lostClaims = []
+      this.outage.succeeded()
     }
-    this.claiming = true
-    let claimed: JobRow[] = []
-    try {
-      const free = this.concurrency - this.running
-      if (free > 0) claimed = await this.claim(free)
-    } catch (err) {
-      this.options.onError?.(err, { id: 0, kind: 'claim' })
-    } finally {
-      this.claiming = false
+    const free = this.concurrency - this.running
+    if (free <= 0) return false
+    const token = randomBytes(12).toString('base64url')
+    // Kept until the claim's answer comes: a claim whose answer is lost is handed back by its token.
+    this.lostClaims.push(token)
+    const claimed = await claimJobs(this.db, { limit: free, kinds: Object.keys(this.handlers), workerId: this.workerId, token, leaseMs: this.leaseMs })
+    this.lostClaims.pop()
+    this.outage.succeeded()
+    for (const row of claimed) {
+      this.options.metrics?.jobsClaimed.inc({ kind: row.kind })
+      this.run(row)
     }
-    for (const row of claimed) this.run(row)
-    if (this.stopped) return
-    const more = claimed.length > 0 && this.running < this.concurrency
-    this.schedule(more || this.wakeAgain ? 0 : this.pollIntervalMs)
-    this.wakeAgain = false
-  }
-
-  private async claim(limit: number): Promise<JobRow[]> {
-    const kinds = Object.keys(this.handlers)
-    const result = await this.db.query<JobRow>(
-      `WITH next AS (
-         SELECT id FROM jobs
-          WHERE run_at <= now() AND (locked_until IS NULL OR locked_until < now()) AND kind = ANY($4::text[])
-          ORDER BY run_at, id
-          LIMIT $1
-          FOR UPDATE SKIP LOCKED)
-       UPDATE jobs SET locked_by = $2, locked_until = now() + $3 * interval '1 millisecond', attempts = jobs.attempts + 1
-         FROM next WHERE jobs.id = next.id
-       RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempts, jobs.max_attempts`,
-      [limit, this.workerId, this.leaseMs, kinds],
-    )
-    return result.rows
+    return claimed.length > 0 && this.running < this.concurrency
   }
 
   private run(row: JobRow): void {
@@ -178,7 +225,7 @@ export class JobWorker {
     const task = this.execute(row).finally(() => {
       this.running--
       this.active.delete(task)
-      if (!this.stopped) this.schedule(0)
+      this.wake()
     })
     this.active.add(task)
   }
@@ -186,8 +233,16 @@ export class JobWorker {
   private async execute(row: JobRow): Promise<void> {
     const controller = new AbortController()
     this.controllers.add(controller)
+    const lease: JobLease = { id: row.id, token: row.lease_token }
     let completed = false
-    const renew = setInterval(() => void this.renewLease(row.id, controller), Math.max(100, this.leaseMs / 3))
+    // One renewal in flight at a time: while the database is away they would
+    // otherwise pile up on the pool's connections, to arrive all at once later.
+    let renewing = false
+    const renew = setInterval(() => {
+      if (renewing) return
+      renewing = true
+      void this.renewLease(lease, controller).finally(() => (renewing = false))
+    }, Math.max(100, this.leaseMs / 3))
     const job: Job = {
       id: row.id,
       kind: row.kind,
@@ -196,25 +251,19 @@ export class JobWorker {
       maxAttempts: row.max_attempts,
       signal: controller.signal,
       completeIn: async (tx) => {
-        const done = await tx.query('DELETE FROM jobs WHERE id = $1 AND locked_by = $2', [row.id, this.workerId])
-        if (done.rowCount === 0) throw new LeaseLostError(row.id)
+        if (!(await completeJob(tx, lease))) throw new LeaseLostError(row.id)
         completed = true
       },
       savePayloadIn: async (tx, payload) => {
-        const saved = await tx.query('UPDATE jobs SET payload = $3 WHERE id = $1 AND locked_by = $2', [
-          row.id,
-          this.workerId,
-          JSON.stringify(payload),
-        ])
-        if (saved.rowCount === 0) throw new LeaseLostError(row.id)
+        if (!(await saveJobPayload(tx, lease, payload))) throw new LeaseLostError(row.id)
       },
     }
     try {
       const handler = this.handlers[row.kind] as JobHandler<JobKind>
       await handler(job)
-      if (!completed) await this.db.query('DELETE FROM jobs WHERE id = $1 AND locked_by = $2', [row.id, this.workerId])
+      if (!completed) await retryWhileLeased(controller.signal, () => completeJob(this.db, lease))
     } catch (err) {
-      if (!(err instanceof LeaseLostError)) await this.fail(row, err).catch((e) => this.options.onError?.(e, row))
+      if (!(err instanceof LeaseLostError)) await this.fail(row, lease, controller.signal, err).catch((e) => this.options.onError?.(e, row))
       if (!(err instanceof RetryLater)) this.options.onError?.(err, row)
     } finally {
       clearInterval(renew)
@@ -222,38 +271,33 @@ export class JobWorker {
     }
   }
 
-  private async renewLease(id: number, controller: AbortController): Promise<void> {
+  private async renewLease(lease: JobLease, controller: AbortController): Promise<void> {
     try {
-      const renewed = await this.db.query(
-        `UPDATE jobs SET locked_until = now() + $3 * interval '1 millisecond' WHERE id = $1 AND locked_by = $2`,
-        [id, this.workerId, this.leaseMs],
-      )
-      if (renewed.rowCount === 0) controller.abort()
+      if (!(await renewLease(this.db, lease, this.leaseMs))) controller.abort(new LeaseLostError(lease.id))
     } catch {
       // The database is away for a moment; the next renewal tries again.
     }
   }
 
-  /** Puts a failed job back with a delay, or parks it for good after its last attempt. */
-  private async fail(row: JobRow, err: unknown): Promise<void> {
+  /**
+   * Puts a failed job back with a delay, or parks it for good after its last
+   * attempt. Written again until it lands (or the job is another worker's):
+   * a job whose failure was never recorded would stay locked to this worker
+   * until its lease lapsed, with nobody running it.
+   */
+  private async fail(row: JobRow, lease: JobLease, signal: AbortSignal, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err)
     const retryable = row.attempts < row.max_attempts || err instanceof RetryLater
     if (!retryable) {
-      // Kept (never claimed again) so an operator can see what failed and why.
-      await this.db.query(
-        `UPDATE jobs SET locked_by = NULL, locked_until = 'infinity', last_error = $3 WHERE id = $1 AND locked_by = $2`,
-        [row.id, this.workerId, message],
-      )
-      await this.options.onGiveUp?.(row, err)
+      const parked = await retryWhileLeased(signal, () => parkJob(this.db, lease, message))
+      if (parked) {
+        this.options.metrics?.jobsFailed.inc({ kind: row.kind })
+        await retryWhileLeased(signal, async () => this.options.onGiveUp?.(row, err))
+      }
       return
     }
-    const delay = err instanceof RetryLater ? err.delayMs : backoffMs(row.attempts)
-    await this.db.query(
-      `UPDATE jobs SET locked_by = NULL, locked_until = NULL, last_error = $3,
-              run_at = now() + $4 * interval '1 millisecond',
-              attempts = CASE WHEN $5::boolean THEN attempts - 1 ELSE attempts END
-        WHERE id = $1 AND locked_by = $2`,
-      [row.id, this.workerId, message, delay, err instanceof RetryLater],
-    )
+    const delayMs = err instanceof RetryLater ? err.delayMs : backoffMs(row.attempts)
+    const retried = await retryWhileLeased(signal, () => retryJob(this.db, lease, { message, delayMs, keepAttempt: err instanceof RetryLater }))
+    if (retried) this.options.metrics?.jobsRetried.inc({ kind: row.kind })
   }
 }

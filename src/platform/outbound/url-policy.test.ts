@@ -19,6 +19,7 @@ describe('checkPushEndpoint', () => {
     'https://updates.push.services.mozilla.com/wpush/v2/abc',
     'https://web.push.apple.com/QGx',
     'https://wns2-by3p.notify.windows.com/w/?token=abc',
+    'https://fcm.googleapis.com:443/fcm/send/abc',
   ])('allows the push service URL %s', (url) => expect(checkPushEndpoint(url, strict)).toBeNull())
 
   it.each([
@@ -30,6 +31,11 @@ describe('checkPushEndpoint', () => {
     ['https://user:pw@fcm.googleapis.com/x', /credentials/],
     ['ftp://fcm.googleapis.com/x', /http/],
     ['not a url', /http/],
+    // A known push host, but not the port its push service listens on (issue 15).
+    ['https://fcm.googleapis.com:8443/fcm/send/abc', /default HTTPS port/],
+    ['https://fcm.googleapis.com:22/fcm/send/abc', /default HTTPS port/],
+    ['https://updates.push.services.mozilla.com:80/wpush/v2/abc', /default HTTPS port/],
+    ['https://web.push.apple.com:1/QGx', /default HTTPS port/],
   ])('refuses %s', (url, why) => expect(checkPushEndpoint(url, strict)).toMatch(why))
 
   it('allows a localhost push service when private endpoints are allowed', () => {

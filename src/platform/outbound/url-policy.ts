@@ -53,6 +53,9 @@ export function checkPushEndpoint(endpoint: string, config: PolicyConfig): strin
   if (!config.pushHosts.some((pattern) => hostMatches(host, pattern))) {
     return `must belong to a known push service (${config.pushHosts.join(', ')})`
   }
+  // Push services listen on 443; another port on their host is not theirs to
+  // vouch for. (URL drops an explicit :443, so any port left is another one.)
+  if (url.port !== '') return 'must use the default HTTPS port (443)'
   return null
 }
 

@@ -1,0 +1,139 @@
+// Whether the PostgreSQL server can be reached, as seen by this process. Every
+// query reports here; an outage is logged once when it starts and once when
+// it ends (not a line per failed attempt), and while it lasts a probe retries
+// with backoff, so the end is noticed even when nothing else asks.
+
+/** The part of a pino logger this needs. */
+export interface DatabaseLog {
+  warn(obj: object, msg: string): void
+  info(obj: object, msg: string): void
+}
+
+/**
+ * Backoff of every retry against a database that is away (this probe, the
+ * job and webhook loops): the first wait, doubled per failure up to the max,
+ * so a database that is back is noticed within DATABASE_RETRY_MAX_MS.
+ */
+export const DATABASE_RETRY_FIRST_MS = 250
+export const DATABASE_RETRY_MAX_MS = 5_000
+const PROBE_MIN_MS = DATABASE_RETRY_FIRST_MS
+const PROBE_MAX_MS = DATABASE_RETRY_MAX_MS
+
+/**
+ * SQLSTATE classes and codes that mean "the server is not there" rather than
+ * "this statement was wrong": connection exceptions (08…), and the server
+ * shutting down, crashing or still starting (57P01-57P03).
+ */
+const UNREACHABLE_CODES = new Set(['57P01', '57P02', '57P03'])
+
+/** True when err says the server could not be reached, not that a query failed on it. */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const code = (err as { code?: unknown }).code
+  if (typeof code === 'string') {
+    if (code.startsWith('08') || UNREACHABLE_CODES.has(code)) return true
+    // Node's socket errors: ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPIPE, EHOSTUNREACH, ENOTFOUND…
+    if (/^E[A-Z]+$/.test(code)) return true
+    return false
+  }
+  // pg's own errors carry no code: a dropped connection, a connect or query timeout, a closed pool.
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Connection ended|Cannot use a pool after calling end/i.test(
+    err.message,
+  )
+}
+
+/**
+ * The wider question the background loops ask before trying the same write
+ * again: could this be the connection? True for every error but the
+ * database's own refusal of a statement (a SQLSTATE outside the connection
+ * classes), which the same statement on the same data would meet again. An
+ * error with no SQLSTATE (the embedded database closed, a driver failure) may
+ * be the connection: only an error the database gave about the data is known
+ * not to be.
+ */
+export function mayBeConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  // A Node socket error first: EPIPE has the shape of a SQLSTATE too, but no SQLSTATE class starts with E.
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return true
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || UNREACHABLE_CODES.has(code)
+  return true
+}
+
+/**
+ * Which side of the last change (outage begun or ended) a round trip started
+ * on. A query that started before the change and ends after it says nothing
+ * new: at a cut, a query answered just before it must not end the outage the
+ * others' failures began, nor, at the heal, a late failure start a second one.
+ */
+export type Epoch = number
+
+export class DatabaseAvailability {
+  private downSince: number | null = null
+  private epoch: Epoch = 0
+  private probeDelayMs = PROBE_MIN_MS
+  private probeTimer: NodeJS.Timeout | null = null
+  private closed = false
+
+  constructor(
+    private readonly log: DatabaseLog | null,
+    /** A cheap query that resolves once the server answers (SELECT 1). */
+    private readonly probe: () => Promise<unknown>,
+  ) {}
+
+  get reachable(): boolean {
+    return this.downSince === null
+  }
+
+  /** To be passed to failed() or succeeded() when the round trip started now ends. */
+  begin(): Epoch {
+    return this.epoch
+  }
+
+  /** Called with every failure; only connection failures count. */
+  failed(err: unknown, startedAt: Epoch = this.epoch): void {
+    if (this.closed || !isConnectionError(err)) return
+    if (this.downSince !== null || startedAt !== this.epoch) return
+    this.epoch++
+    this.downSince = Date.now()
+    this.log?.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      'database unreachable: retrying with backoff until it is back (logged once)',
+    )
+    this.probeDelayMs = PROBE_MIN_MS
+    this.scheduleProbe()
+  }
+
+  /** Called with every answer from the server. */
+  succeeded(startedAt: Epoch = this.epoch): void {
+    if (this.downSince === null || startedAt !== this.epoch) return
+    this.epoch++
+    const downMs = Date.now() - this.downSince
+    this.downSince = null
+    if (this.probeTimer) clearTimeout(this.probeTimer)
+    this.probeTimer = null
+    if (!this.closed) this.log?.info({ down_ms: downMs }, 'database reachable again')
+  }
+
+  close(): void {
+    this.closed = true
+    if (this.probeTimer) clearTimeout(this.probeTimer)
+  }
+
+  private scheduleProbe(): void {
+    if (this.closed) return
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null
+      const startedAt = this.begin()
+      this.probe().then(
+        () => this.succeeded(startedAt),
+        () => {
+          if (this.downSince === null) return
+          this.probeDelayMs = Math.min(PROBE_MAX_MS, this.probeDelayMs * 2)
+          this.scheduleProbe()
+        },
+      )
+    }, this.probeDelayMs)
+    // The service keeps itself running (serve.ts); a probe must not keep a finished CLI alive.
+    this.probeTimer.unref()
+  }
+}
