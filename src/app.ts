@@ -8,8 +8,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from './platform/context.ts'
 import type { App } from './platform/http/app-type.ts'
 import { installErrorHandling } from './platform/http/errors.ts'
-import { validatorCompiler } from './platform/http/validation.ts'
+import { refuseUnstorableStrings, validatorCompiler } from './platform/http/validation.ts'
+import { discardUnreadBodies } from './platform/http/unread-body.ts'
 import { newId } from './platform/ids.ts'
+import { RequestLog } from './platform/http/request-log.ts'
 import { AppError } from './platform/errors.ts'
 import { registerAdminRoutes } from './projects/admin.routes.ts'
 import { registerMeRoutes } from './projects/me.routes.ts'
@@ -25,6 +27,7 @@ import { registerMediaRoutes } from './media/media.routes.ts'
 import { registerHealthRoutes } from './platform/http/health.routes.ts'
 import { registerSdkRoutes } from './sdk/sdk.routes.ts'
 import { registerDashboardRoutes } from './dashboard/dashboard.routes.ts'
+import { installRequestMetrics, registerMetricsRoute } from './platform/metrics/metrics-http.ts'
 
 /** Default body limit; routes that take images (send, project icon) raise their own. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024
@@ -50,6 +53,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     genReqId: () => newId('req'),
     trustProxy: true,
     return503OnClosing: true,
+    // A line per request at debug only (platform/http/request-log.ts).
+    logController: new RequestLog(),
     // Fastify's default of 100 would answer 414 to a valid external_id (up to
     // 256 characters) in DELETE /v1/subscribers/by-external-id/:external_id.
     routerOptions: { maxParamLength: 1024 },
@@ -57,7 +62,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // over-long path) get Herald's error body too.
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const appError = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? new AppError('invalid_request', 'The URL path is malformed or too long.')
+        ? new AppError('invalid_request', 'The URL path is malformed or too long.', {
+          issues: [{ path: 'params', message: 'must be percent-encoded UTF-8, at most 1024 characters a segment' }],
+        })
         : new AppError('internal_error', undefined, { request_id: request.id })
       void reply.code(appError.status).send(appError.toBody())
     },
@@ -67,6 +74,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // Bodies are JSON (api.md). Only the events beacon also takes text/plain, in its own scope.
   app.removeContentTypeParser('text/plain')
   installErrorHandling(app)
+  installRequestMetrics(app, ctx.metrics)
+  // A 413 (or any early answer) is read by the client, not lost to a reset.
+  discardUnreadBodies(app)
 
   await app.register(swagger, {
     openapi: {
@@ -98,8 +108,12 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     },
   })
 
+  // After CORS, so a browser can read the 400; before every route's own hooks (authentication among them).
+  refuseUnstorableStrings(app)
+
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
   registerHealthRoutes(app, ctx, options.isReady ?? (() => true))
+  registerMetricsRoute(app, ctx)
   registerAdminRoutes(app, ctx)
   registerMeRoutes(app, ctx)
   registerGroupsRoutes(app, ctx)

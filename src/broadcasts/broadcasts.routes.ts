@@ -1,16 +1,16 @@
-// GET /v1/broadcasts, GET /v1/broadcasts/:id, DELETE /v1/broadcasts/:id (decisions.md §3).
+// GET /v1/broadcasts, GET /v1/broadcasts/:id, DELETE /v1/broadcasts/:id (decisions.md §3),
+// POST /v1/broadcasts/:id/stop (decisions.md "Broadcast progress and stop").
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { bearerAuth } from '../platform/http/auth.ts'
+import { bearerAuth } from '../projects/project-auth.ts'
 import {
   BroadcastIdParams,
   BroadcastView,
-  ErrorBody,
   ListBroadcastsQuery,
   ListBroadcastsResponse,
-  Ok,
 } from './broadcasts.schemas.ts'
-import { cancelBroadcast, getBroadcast, listBroadcastViews } from './broadcasts.service.ts'
+import { cancelBroadcast, getBroadcast, listBroadcastViews, stopBroadcast } from './broadcasts.service.ts'
+import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 
 export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
   const security = [{ apiKey: [] }]
@@ -59,7 +59,29 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
     },
     async (request) => {
       await cancelBroadcast(ctx.db, request.project.id, request.params.id)
-      return { ok: true }
+      return { ok: true } as const
+    },
+  )
+
+  app.post(
+    '/v1/broadcasts/:id/stop',
+    {
+      onRequest: bearerAuth(ctx),
+      schema: {
+        tags: ['broadcasts'],
+        summary: 'Stop a broadcast: nothing more is pushed, retries included',
+        description:
+          'A scheduled, pending or sending broadcast becomes canceled. Pushes already in flight still land and are counted; ' +
+          'the counts stay as they are (pending: never attempted; retrying: retries that will not run). ' +
+          '409 broadcast_not_stoppable once it is sent, failed or canceled.',
+        security,
+        params: BroadcastIdParams,
+        response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+      },
+    },
+    async (request) => {
+      await stopBroadcast(ctx.db, request.project.id, request.params.id)
+      return { ok: true } as const
     },
   )
 }

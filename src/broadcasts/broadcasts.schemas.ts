@@ -2,6 +2,7 @@
 // (api.md 4.7) and the broadcast records (decisions.md §3). The TypeScript
 // types below come from these schemas.
 import { Type, type Static } from 'typebox'
+import { PushService } from '../subscribers/subscribers.schemas.ts'
 
 const EXTERNAL_ID = '^[A-Za-z0-9_-]+$'
 const TOPIC = '^[A-Za-z0-9_-]+$'
@@ -72,6 +73,12 @@ export const SendBody = Type.Object(
     urgency: Type.Optional(Type.Enum(URGENCIES, { default: 'normal' })),
     topic: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: TOPIC })),
     scheduled_at: Type.Optional(Type.Number({ description: 'Unix ms. Plus plan or higher; in the future and within 90 days.' })),
+    dry_run: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'true: check the send as a real one would (same errors) and answer 200 with its audience, payload size and warnings; nothing is created, stored or counted. Default false.',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -96,6 +103,48 @@ export type SendResponse = Static<typeof SendResponse>
 const NullableString = Type.Union([Type.String(), Type.Null()])
 const NullableTime = Type.Union([Type.Integer(), Type.Null()])
 
+/** Why a push failed for good: the subscription is gone (404/410), the push service refused it (another 4xx, or keys no push service takes), or no answer came within the TTL and the retries. */
+export const FAIL_REASONS = ['gone', 'rejected', 'unreachable'] as const
+export type FailReason = (typeof FAIL_REASONS)[number]
+
+/** The reason codes of last_error (decisions.md "Broadcast progress and stop"). */
+export const PUSH_ERROR_REASONS = [
+  'gone',
+  'rejected',
+  'payload_too_large',
+  'rate_limited',
+  'server_error',
+  'timeout',
+  'network_error',
+  'private_address',
+  'invalid_subscription',
+  'vapid_key',
+] as const
+export type PushErrorReason = (typeof PUSH_ERROR_REASONS)[number]
+
+const Count = Type.Integer({ minimum: 0 })
+const PushServiceCounts = Type.Object({ delivered: Count, failed: Count, retrying: Count })
+
+const BroadcastProgress = {
+  pending: Type.Integer({ minimum: 0, description: 'Audience members not yet attempted (on a stopped broadcast: never attempted). delivered + failed + pending + retrying = audience.' }),
+  retrying: Type.Integer({ minimum: 0, description: 'Pushes waiting for a retry after a 429, a 5xx or no answer (on a stopped broadcast: whose retry was canceled).' }),
+  failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count }, { description: 'failed by reason; the three add up to failed.' }),
+  by_push_service: Type.Object(
+    { fcm: PushServiceCounts, mozilla: PushServiceCounts, apple: PushServiceCounts, wns: PushServiceCounts, other: PushServiceCounts },
+    { description: "delivered, failed and retrying by the subscriber's push service (every one always present)." },
+  ),
+  last_error: Type.Union([
+    Type.Object({
+      status: Type.Union([Type.Integer(), Type.Null()], { description: "The push service's HTTP status; null when it never answered or nothing was sent." }),
+      reason: Type.Enum([...PUSH_ERROR_REASONS]),
+      push_service: PushService,
+      at: Type.Integer({ description: 'Unix ms' }),
+    }),
+    Type.Null(),
+  ], { description: 'The latest push of this broadcast that was not delivered, retried ones included; null when none.' }),
+  next_attempt_at: Type.Union([Type.Integer(), Type.Null()], { description: "Unix ms when this broadcast's next retry is due; null when none is queued or it is no longer sending." }),
+}
+
 export const BroadcastView = Type.Object({
   id: Type.String(),
   status: Type.Enum(BROADCAST_STATUSES),
@@ -116,6 +165,7 @@ export const BroadcastView = Type.Object({
   failed: Type.Integer(),
   clicked: Type.Integer(),
   dismissed: Type.Integer(),
+  ...BroadcastProgress,
   /** Why a failed broadcast failed (e.g. the monthly cap at fire time); null otherwise. */
   failure_reason: NullableString,
   scheduled_at: NullableTime,
@@ -139,9 +189,3 @@ export const ListBroadcastsResponse = Type.Object({
   next_cursor: NullableString,
 })
 
-export const Ok = Type.Object({ ok: Type.Boolean() })
-
-/** decisions.md §1; extra fields (issues, limit, audience, request_id) pass through. */
-export const ErrorBody = Type.Object({
-  error: Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),
-})

@@ -2,7 +2,7 @@
 // nothing changed), bad JSON (400), and the rate limit (429 with Retry-After).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { getBroadcast, insertGroup, insertSubscribers, send, sendBody } from './test-fixtures.ts'
+import { getBroadcast, insertGroup, insertSubscribers, send, sendBody } from './broadcasts.fixtures.ts'
 
 const DAY = 24 * 60 * 60 * 1000
 

@@ -1,9 +1,13 @@
-// Reading and canceling broadcasts (decisions.md §3).
-import type { Queryable } from '../platform/db/database.ts'
+// Reading, canceling and stopping broadcasts (decisions.md §3, and
+// "Broadcast progress and stop").
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { isId } from '../platform/ids.ts'
 import type { BroadcastView, ListBroadcastsQuery } from './broadcasts.schemas.ts'
-import { cancelScheduledBroadcast, findBroadcast, listBroadcasts, type BroadcastRow } from './broadcasts.store.ts'
+import { findBroadcast, listBroadcasts, type BroadcastRecord } from './broadcasts.store.ts'
+import { cancel, stop, STOPPABLE } from './broadcast-state.ts'
+import type { PushService } from '../subscribers/subscribers.schemas.ts'
+import { readPage } from '../platform/paging.ts'
 
 const DEFAULT_PAGE_SIZE = 50
 
@@ -11,7 +15,10 @@ function ms(date: Date | null): number | null {
   return date ? date.getTime() : null
 }
 
-export function toBroadcastView(row: BroadcastRow): BroadcastView {
+export function toBroadcastView(row: BroadcastRecord): BroadcastView {
+  // The row keeps delivered + failed + retrying within audience (addOutcomes);
+  // taking the larger anyway keeps the view's sum exact for any row.
+  const audience = Math.max(row.audience, row.delivered + row.failed + row.retrying)
   return {
     id: row.id,
     status: row.status,
@@ -21,11 +28,30 @@ export function toBroadcastView(row: BroadcastRow): BroadcastView {
     ttl: row.ttl,
     urgency: row.urgency,
     topic: row.topic,
-    audience: row.audience,
+    audience,
     delivered: row.delivered,
     failed: row.failed,
     clicked: row.clicked,
     dismissed: row.dismissed,
+    pending: audience - row.delivered - row.failed - row.retrying,
+    retrying: row.retrying,
+    failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable },
+    by_push_service: {
+      fcm: { delivered: row.fcm_delivered, failed: row.fcm_failed, retrying: row.fcm_retrying },
+      mozilla: { delivered: row.mozilla_delivered, failed: row.mozilla_failed, retrying: row.mozilla_retrying },
+      apple: { delivered: row.apple_delivered, failed: row.apple_failed, retrying: row.apple_retrying },
+      wns: { delivered: row.wns_delivered, failed: row.wns_failed, retrying: row.wns_retrying },
+      other: { delivered: row.other_delivered, failed: row.other_failed, retrying: row.other_retrying },
+    },
+    last_error: row.last_error_at
+      ? {
+          status: row.last_error_status,
+          reason: row.last_error_reason as NonNullable<BroadcastView['last_error']>['reason'],
+          push_service: row.last_error_push_service as PushService,
+          at: row.last_error_at.getTime(),
+        }
+      : null,
+    next_attempt_at: ms(row.next_attempt_at),
     failure_reason: row.failure_reason,
     scheduled_at: ms(row.scheduled_at),
     started_at: ms(row.started_at),
@@ -50,20 +76,27 @@ export async function listBroadcastViews(
   query: ListBroadcastsQuery,
 ): Promise<{ broadcasts: BroadcastView[]; next_cursor: string | null }> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE
-  // One row more than asked tells whether another page exists, so the last
-  // page says next_cursor null instead of leading to an empty page.
-  const rows = await listBroadcasts(q, projectId, { limit: limit + 1, cursor: query.cursor, status: query.status })
-  const page = rows.slice(0, limit)
-  return {
-    broadcasts: page.map(toBroadcastView),
-    next_cursor: rows.length > limit ? page[page.length - 1].id : null,
-  }
+  const { rows, next_cursor } = await readPage(limit, (n) => listBroadcasts(q, projectId, { limit: n, cursor: query.cursor, status: query.status }))
+  return { broadcasts: rows.map(toBroadcastView), next_cursor }
 }
 
 export async function cancelBroadcast(q: Queryable, projectId: string, id: string): Promise<void> {
   if (!isId('bdc', id)) throw notFound(id)
-  if (await cancelScheduledBroadcast(q, projectId, id)) return
+  if (await cancel(q, projectId, id)) return
   const row = await findBroadcast(q, projectId, id)
   if (!row) throw notFound(id)
   throw new AppError('broadcast_not_cancelable', `Broadcast ${id} is ${row.status}; only a scheduled broadcast can be canceled.`)
+}
+
+/**
+ * Stops a scheduled, pending or sending broadcast: nothing more is pushed
+ * (broadcast-state.ts stop). Another project's broadcast is not found.
+ */
+export async function stopBroadcast(db: Database, projectId: string, id: string): Promise<void> {
+  if (!isId('bdc', id)) throw notFound(id)
+  const was = await db.transaction((tx) => stop(tx, projectId, id))
+  if (was === null) throw notFound(id)
+  if (!STOPPABLE.includes(was)) {
+    throw new AppError('broadcast_not_stoppable', `Broadcast ${id} is ${was}; only a scheduled, pending or sending broadcast can be stopped.`)
+  }
 }

@@ -24,11 +24,39 @@ export interface BroadcastRow {
   failed: number
   clicked: number
   dismissed: number
+  retrying: number
+  failed_gone: number
+  failed_rejected: number
+  failed_unreachable: number
+  fcm_delivered: number
+  fcm_failed: number
+  fcm_retrying: number
+  mozilla_delivered: number
+  mozilla_failed: number
+  mozilla_retrying: number
+  apple_delivered: number
+  apple_failed: number
+  apple_retrying: number
+  wns_delivered: number
+  wns_failed: number
+  wns_retrying: number
+  other_delivered: number
+  other_failed: number
+  other_retrying: number
+  last_error_status: number | null
+  last_error_reason: string | null
+  last_error_push_service: string | null
+  last_error_at: Date | null
   failure_reason: string | null
   scheduled_at: Date | null
   started_at: Date | null
   finished_at: Date | null
   created_at: Date
+}
+
+/** A broadcast as read for the API: its row and when its next retry is due. */
+export interface BroadcastRecord extends BroadcastRow {
+  next_attempt_at: Date | null
 }
 
 export type NewBroadcast = Pick<
@@ -38,8 +66,23 @@ export type NewBroadcast = Pick<
 >
 
 const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, ttl, urgency, topic,
-  audience, reserved, delivered, failed, clicked, dismissed, failure_reason,
-  scheduled_at, started_at, finished_at, created_at`
+  audience, reserved, delivered, failed, clicked, dismissed, retrying,
+  failed_gone, failed_rejected, failed_unreachable,
+  fcm_delivered, fcm_failed, fcm_retrying, mozilla_delivered, mozilla_failed, mozilla_retrying,
+  apple_delivered, apple_failed, apple_retrying, wns_delivered, wns_failed, wns_retrying,
+  other_delivered, other_failed, other_retrying,
+  last_error_status, last_error_reason, last_error_push_service, last_error_at,
+  failure_reason, scheduled_at, started_at, finished_at, created_at`
+
+/**
+ * When the broadcast's next retry is due: the earliest of its queued
+ * push_retry jobs (delivery/fanout.ts), found by jobs_broadcast_idx (migration
+ * 0002). Read, never written, here; asked only of a broadcast still sending,
+ * since a stopped or finished one sends nothing more whatever jobs remain.
+ */
+const NEXT_ATTEMPT_AT = `CASE WHEN b.status = 'sending' THEN
+    (SELECT min(j.run_at) FROM jobs j WHERE j.payload ->> 'broadcast_id' = b.id AND j.kind = 'push_retry')
+  END AS next_attempt_at`
 
 export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<void> {
   await q.query(
@@ -53,8 +96,8 @@ export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<
   )
 }
 
-export async function findBroadcast(q: Queryable, projectId: string, id: string): Promise<BroadcastRow | null> {
-  const result = await q.query<BroadcastRow>(`SELECT ${COLUMNS} FROM broadcasts WHERE project_id = $1 AND id = $2`, [projectId, id])
+export async function findBroadcast(q: Queryable, projectId: string, id: string): Promise<BroadcastRecord | null> {
+  const result = await q.query<BroadcastRecord>(`SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT} FROM broadcasts b WHERE project_id = $1 AND id = $2`, [projectId, id])
   return result.rows[0] ?? null
 }
 
@@ -66,9 +109,9 @@ export interface ListOptions {
 }
 
 /** Newest first, keyset-paginated on id (ids are time-ordered). */
-export async function listBroadcasts(q: Queryable, projectId: string, options: ListOptions): Promise<BroadcastRow[]> {
-  const result = await q.query<BroadcastRow>(
-    `SELECT ${COLUMNS} FROM broadcasts
+export async function listBroadcasts(q: Queryable, projectId: string, options: ListOptions): Promise<BroadcastRecord[]> {
+  const result = await q.query<BroadcastRecord>(
+    `SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT} FROM broadcasts b
       WHERE project_id = $1
         AND ($2::text IS NULL OR id < $2)
         AND ($3::text IS NULL OR status = $3)
@@ -77,19 +120,4 @@ export async function listBroadcasts(q: Queryable, projectId: string, options: L
     [projectId, options.cursor ?? null, options.status ?? null, options.limit],
   )
   return result.rows
-}
-
-/**
- * scheduled → canceled in one statement, so a broadcast the scheduler is
- * firing at the same moment is either canceled or fired, never both.
- * True when it was canceled.
- */
-export async function cancelScheduledBroadcast(q: Queryable, projectId: string, id: string): Promise<boolean> {
-  const result = await q.query(
-    `UPDATE broadcasts SET status = 'canceled'
-      WHERE project_id = $1 AND id = $2 AND status = 'scheduled'
-      RETURNING id`,
-    [projectId, id],
-  )
-  return result.rowCount > 0
 }

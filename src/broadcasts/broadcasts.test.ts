@@ -1,7 +1,7 @@
 // GET /v1/broadcasts, GET /v1/broadcasts/:id, DELETE /v1/broadcasts/:id (decisions.md §3).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { getBroadcast, insertSubscribers, send, sendBody } from './test-fixtures.ts'
+import { getBroadcast, insertSubscribers, send, sendBody } from './broadcasts.fixtures.ts'
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -55,6 +55,18 @@ describe('GET /v1/broadcasts/:id', () => {
       failed: 0,
       clicked: 0,
       dismissed: 0,
+      pending: 0,
+      retrying: 0,
+      failures: { gone: 0, rejected: 0, unreachable: 0 },
+      by_push_service: {
+        fcm: { delivered: 0, failed: 0, retrying: 0 },
+        mozilla: { delivered: 0, failed: 0, retrying: 0 },
+        apple: { delivered: 0, failed: 0, retrying: 0 },
+        wns: { delivered: 0, failed: 0, retrying: 0 },
+        other: { delivered: 0, failed: 0, retrying: 0 },
+      },
+      last_error: null,
+      next_attempt_at: null,
       failure_reason: null,
       scheduled_at: null,
       started_at: null,
@@ -172,5 +184,150 @@ describe('DELETE /v1/broadcasts/:id', () => {
       expect(res.statusCode).toBe(404)
       expect(res.json().error.code).toBe('broadcast_not_found')
     }
+  })
+})
+
+function stop(p: TestProject, id: string) {
+  return t.app.inject({ method: 'POST', url: `/v1/broadcasts/${id}/stop`, headers: p.auth })
+}
+
+async function usage(projectId: string): Promise<number> {
+  const result = await t.ctx.db.query<{ n: number }>('SELECT COALESCE(sum(pushes), 0)::int AS n FROM push_usage WHERE project_id = $1', [projectId])
+  return result.rows[0].n
+}
+
+describe('GET /v1/broadcasts/:id: progress', () => {
+  it('shows retrying, failures by reason, the push service breakdown and last_error as the row holds them; pending is the rest of the audience', async () => {
+    const p = await t.project()
+    const id = await sendOk(p)
+    await t.ctx.db.query(
+      `UPDATE broadcasts SET status = 'sending', audience = 20, delivered = 7, failed = 4, retrying = 3,
+              failed_gone = 2, failed_rejected = 1, failed_unreachable = 1,
+              fcm_delivered = 5, fcm_failed = 3, fcm_retrying = 1, apple_delivered = 2, wns_failed = 1, other_retrying = 2,
+              last_error_status = 503, last_error_reason = 'server_error', last_error_push_service = 'fcm',
+              last_error_at = to_timestamp(1800000000.5), started_at = now()
+        WHERE id = $1`,
+      [id],
+    )
+    const b = (await getBroadcast(t, p, id)).json()
+    expect(b).toMatchObject({
+      audience: 20,
+      delivered: 7,
+      failed: 4,
+      retrying: 3,
+      pending: 6,
+      failures: { gone: 2, rejected: 1, unreachable: 1 },
+      by_push_service: {
+        fcm: { delivered: 5, failed: 3, retrying: 1 },
+        mozilla: { delivered: 0, failed: 0, retrying: 0 },
+        apple: { delivered: 2, failed: 0, retrying: 0 },
+        wns: { delivered: 0, failed: 1, retrying: 0 },
+        other: { delivered: 0, failed: 0, retrying: 2 },
+      },
+      last_error: { status: 503, reason: 'server_error', push_service: 'fcm', at: 1800000000500 },
+      next_attempt_at: null,
+    })
+    // The list carries the same fields.
+    const listed = (await list(p)).json().broadcasts.find((x: { id: string }) => x.id === id)
+    expect(listed).toEqual(b)
+  })
+
+  it('next_attempt_at is the earliest queued retry of a sending broadcast, null once it is no longer sending', async () => {
+    const p = await t.project()
+    const id = await sendOk(p)
+    await t.ctx.db.query(`UPDATE broadcasts SET status = 'sending', audience = 2, retrying = 2, started_at = now() WHERE id = $1`, [id])
+    const soon = 1_900_000_000_000
+    for (const at of [soon + 5000, soon]) {
+      await t.ctx.db.query(`INSERT INTO jobs (kind, payload, run_at) VALUES ('push_retry', $1, to_timestamp($2 / 1000.0))`, [
+        JSON.stringify({ broadcast_id: id, subscriber_ids: ['sub_x'], attempt: 2 }),
+        at,
+      ])
+    }
+    expect((await getBroadcast(t, p, id)).json()).toMatchObject({ next_attempt_at: soon, pending: 0, retrying: 2 })
+    expect((await list(p)).json().broadcasts[0]).toMatchObject({ id, next_attempt_at: soon })
+    await t.ctx.db.query(`UPDATE broadcasts SET status = 'canceled' WHERE id = $1`, [id])
+    expect((await getBroadcast(t, p, id)).json().next_attempt_at).toBeNull()
+    await t.ctx.db.query(`DELETE FROM jobs WHERE payload ->> 'broadcast_id' = $1`, [id])
+  })
+
+  it('a view never shows more pushed than the audience: pending is never negative, the sum is the audience', async () => {
+    const p = await t.project()
+    const id = await sendOk(p)
+    // A stored audience below the pushes (subscribers who joined mid fan-out, before the row was corrected).
+    await t.ctx.db.query(`UPDATE broadcasts SET status = 'sending', audience = 3, delivered = 4, retrying = 1 WHERE id = $1`, [id])
+    expect((await getBroadcast(t, p, id)).json()).toMatchObject({ audience: 5, delivered: 4, failed: 0, retrying: 1, pending: 0 })
+  })
+})
+
+describe('POST /v1/broadcasts/:id/stop', () => {
+  it('stops a pending broadcast: 200 { ok: true }, canceled with finished_at, its reserved pushes given back to the month', async () => {
+    const p = await t.project()
+    await insertSubscribers(t.ctx.db, p.id, 3)
+    const id = await sendOk(p)
+    expect(await usage(p.id)).toBe(3)
+    const res = await stop(p, id)
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ ok: true })
+    const b = (await getBroadcast(t, p, id)).json()
+    expect(b).toMatchObject({ status: 'canceled', audience: 3, delivered: 0, failed: 0, retrying: 0, pending: 3, next_attempt_at: null })
+    expect(b.finished_at).toEqual(expect.any(Number))
+    expect(await usage(p.id)).toBe(0)
+    const again = await stop(p, id)
+    expect(again.statusCode).toBe(409)
+    expect(again.json().error.code).toBe('broadcast_not_stoppable')
+  })
+
+  it('stops a sending broadcast, keeping its counts; the month keeps the pushes attempted (retries waiting included)', async () => {
+    const p = await t.project()
+    await insertSubscribers(t.ctx.db, p.id, 10)
+    const id = await sendOk(p)
+    await t.ctx.db.query(
+      `UPDATE broadcasts SET status = 'sending', started_at = now(), audience = 10, delivered = 4, failed = 1, failed_gone = 1, retrying = 2 WHERE id = $1`,
+      [id],
+    )
+    expect((await stop(p, id)).statusCode).toBe(200)
+    expect((await getBroadcast(t, p, id)).json()).toMatchObject({
+      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 2, pending: 3, failures: { gone: 1, rejected: 0, unreachable: 0 },
+    })
+    expect(await usage(p.id)).toBe(7)
+  })
+
+  it('stops a scheduled broadcast like DELETE does: canceled, finished_at null', async () => {
+    const p = await t.project({ plan: 'plus' })
+    const id = await sendOk(p, { scheduled_at: Date.now() + DAY })
+    expect((await stop(p, id)).statusCode).toBe(200)
+    expect((await getBroadcast(t, p, id)).json()).toMatchObject({ status: 'canceled', finished_at: null })
+  })
+
+  it('a broadcast already over (sent, failed, canceled) → 409 broadcast_not_stoppable, unchanged', async () => {
+    const p = await t.project()
+    const id = await sendOk(p)
+    for (const status of ['sent', 'failed', 'canceled']) {
+      await t.ctx.db.query(`UPDATE broadcasts SET status = $2, delivered = 1, finished_at = to_timestamp(1800000000) WHERE id = $1`, [id, status])
+      const before = (await getBroadcast(t, p, id)).json()
+      const res = await stop(p, id)
+      expect(res.statusCode, status).toBe(409)
+      expect(res.json().error.code).toBe('broadcast_not_stoppable')
+      expect((await getBroadcast(t, p, id)).json()).toEqual(before)
+    }
+  })
+
+  it("an unknown id, a malformed one or another project's → 404 broadcast_not_found, and the other project's broadcast goes on", async () => {
+    const p = await t.project()
+    const other = await t.project()
+    const theirs = await sendOk(other)
+    for (const id of ['bdc_00000000000000000000000000', 'nope', theirs]) {
+      const res = await stop(p, id)
+      expect(res.statusCode, id).toBe(404)
+      expect(res.json().error.code).toBe('broadcast_not_found')
+    }
+    expect((await getBroadcast(t, other, theirs)).json().status).toBe('pending')
+  })
+
+  it('DELETE keeps its meaning: a pending broadcast is not canceled by it', async () => {
+    const p = await t.project()
+    const id = await sendOk(p)
+    expect((await cancel(p, id)).statusCode).toBe(409)
+    expect((await getBroadcast(t, p, id)).json().status).toBe('pending')
   })
 })

@@ -6,11 +6,11 @@
 import { Type } from 'typebox'
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { projectFromQuery } from '../platform/http/auth.ts'
+import { projectFromQuery } from '../projects/project-auth.ts'
 import { AppError } from '../platform/errors.ts'
-import { fullPayload, NotificationPayload } from '../delivery/payload.ts'
+import { fullPayload, NotificationPayload } from './notification-payload.ts'
 import { findBroadcast } from './broadcasts.store.ts'
-import { ErrorBody } from './broadcasts.schemas.ts'
+import { ErrorBody } from '../platform/http/shared-schemas.ts'
 
 export function registerNotificationRoutes(app: App, ctx: AppContext): void {
   app.get(

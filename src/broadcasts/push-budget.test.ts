@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from '../../test/support/app.ts'
 import { AppError } from '../platform/errors.ts'
-import { checkPushBudget, monthKey, pushesUsed, reservePushes } from './push-budget.ts'
+import { checkPushBudget, reservePushes } from './push-budget.ts'
+import { monthKey, pushesUsed } from '../projects/push-usage.ts'
 
 let t: TestApp
 beforeAll(async () => {

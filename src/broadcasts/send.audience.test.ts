@@ -2,8 +2,8 @@
 // monthly push cap and its reservation, and the broadcast + job written together.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { monthKey } from './push-budget.ts'
-import { getBroadcast, insertGroup, insertSubscriber, insertSubscribers, send, sendBody } from './test-fixtures.ts'
+import { monthKey } from '../projects/push-usage.ts'
+import { getBroadcast, insertGroup, insertSubscriber, insertSubscribers, send, sendBody } from './broadcasts.fixtures.ts'
 
 let t: TestApp
 beforeAll(async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { updateProject } from '../projects/projects.store.ts'
-import { dataUrl, getBroadcast, makeImage, pngOfSize, send, sendBody } from './test-fixtures.ts'
+import { dataUrl, getBroadcast, makeImage, pngOfSize, send, sendBody } from './broadcasts.fixtures.ts'
 
 const KB = 1024
 const HOSTED = /^http:\/\/localhost:3000\/icons\/[0-9a-f]{64}\.(png|jpg|webp)$/

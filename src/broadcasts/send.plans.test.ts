@@ -2,7 +2,7 @@
 // bounds, scheduled broadcasts, and the order in which checks answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from '../../test/support/app.ts'
-import { getBroadcast, send, sendBody } from './test-fixtures.ts'
+import { getBroadcast, send, sendBody } from './broadcasts.fixtures.ts'
 
 const MINUTE = 60_000
 const DAY = 24 * 60 * MINUTE

@@ -1,9 +1,12 @@
 // POST /v1/send (api.md 4.7).
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { bearerAuth } from '../platform/http/auth.ts'
-import { ErrorBody, SendBody, SendHeaders, SendResponse } from './broadcasts.schemas.ts'
+import { bearerAuth } from '../projects/project-auth.ts'
+import { SendBody, SendHeaders, SendResponse } from './broadcasts.schemas.ts'
 import { sendBroadcast } from './send.service.ts'
+import { DryRunResponse } from './dry-run.schemas.ts'
+import { dryRunSend } from './dry-run.ts'
+import { ErrorBody } from '../platform/http/shared-schemas.ts'
 
 /**
  * A 1 MB image and a 256 KB icon as base64 data URLs take about 1.7 MB of
@@ -20,14 +23,18 @@ export function registerSendRoutes(app: App, ctx: AppContext): void {
       schema: {
         tags: ['broadcasts'],
         summary: 'Send or schedule a broadcast',
-        description: 'Creates a broadcast and queues it for fan-out, at once or at scheduled_at (Plus plan or higher).',
+        description:
+          'Creates a broadcast and queues it for fan-out, at once or at scheduled_at (Plus plan or higher): 202. ' +
+          'With "dry_run": true, checks the send exactly as a real one (same errors) and answers 200 with its audience, ' +
+          'the size of each push and warnings, creating, storing and counting nothing.',
         security: [{ apiKey: [] }],
         headers: SendHeaders,
         body: SendBody,
-        response: { 202: SendResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+        response: { 200: DryRunResponse, 202: SendResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
       },
     },
     async (request, reply) => {
+      if (request.body.dry_run) return reply.code(200).send(await dryRunSend(ctx, request.project, request.body))
       const result = await sendBroadcast(ctx, request.project, request.body, { source: request.headers['x-herald-source'] ?? 'api' })
       return reply.code(202).send(result)
     },

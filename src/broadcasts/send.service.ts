@@ -2,9 +2,9 @@
 // (cheap form checks, plan gates, time, target, budget, then media), and
 // writes the broadcast, its budget reservation and its job in one transaction.
 import type { Config } from '../platform/config.ts'
-import type { Database } from '../platform/db/database.ts'
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError, invalidField } from '../platform/errors.ts'
-import type { AuthedProject } from '../platform/http/auth.ts'
+import type { AuthedProject } from '../projects/project-auth.ts'
 import { isId, newId } from '../platform/ids.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import { planAtLeast } from '../projects/plans.ts'
@@ -12,7 +12,7 @@ import { resolveMedia, type MediaKind } from '../media/media.service.ts'
 import { DEFAULT_TTL, type BroadcastSource, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
 import { insertBroadcast } from './broadcasts.store.ts'
 import { groupExists } from '../groups/groups.store.ts'
-import { countAudience } from '../delivery/audience.store.ts'
+import { countAudience } from './audience.store.ts'
 import { checkPushBudget, reservePushes } from './push-budget.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
@@ -58,9 +58,27 @@ export interface SendOptions {
   now?: number
 }
 
-export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, options: SendOptions = {}): Promise<SendResponse> {
-  const { db, config } = deps
-  const now = options.now ?? Date.now()
+/** A send that passed every check up to media (check order steps 1-8 of docs/decisions.md). */
+export interface CheckedSend {
+  /** The click URL, "/" when none was given. */
+  url: string
+  /** scheduled_at as a Date, or null for an immediate send. */
+  runAt: Date | null
+  /** The month whose budget the send counts against: runAt, or now. */
+  fireAt: Date
+  /** The project's monthly push cap. */
+  cap: number
+  /** Active subscribers of the target now. */
+  audience: number
+}
+
+/**
+ * Every check of a send before its media: click URL, media form, plan gates,
+ * scheduled_at, the group, the audience and the monthly budget. Shared by the
+ * real send and its dry run (dry-run.ts), so both refuse the same bodies with
+ * the same errors. Writes nothing.
+ */
+export async function checkSend(q: Queryable, project: AuthedProject, body: SendBody, now: number): Promise<CheckedSend> {
   const notification = body.notification
   const url = notification.url ?? '/'
   checkClickUrl(url)
@@ -82,16 +100,25 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   }
 
   const target = body.target
-  if (target.type === 'group' && !(isId('grp', target.group_id) && (await groupExists(db, project.id, target.group_id)))) {
+  if (target.type === 'group' && !(isId('grp', target.group_id) && (await groupExists(q, project.id, target.group_id)))) {
     throw new AppError('group_not_found', `No group ${target.group_id} in this project.`)
   }
 
   const cap = project.effectiveLimits.monthly_pushes
-  const audience = await countAudience(db, project.id, target)
+  const audience = await countAudience(q, project.id, target)
   // A scheduled broadcast counts against the month it fires in; it is only
   // checked here, and reserved by the scheduler at fire time.
   const fireAt = runAt ?? new Date(now)
-  await checkPushBudget(db, project.id, cap, audience, fireAt)
+  await checkPushBudget(q, project.id, cap, audience, fireAt)
+  return { url, runAt, fireAt, cap, audience }
+}
+
+export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, options: SendOptions = {}): Promise<SendResponse> {
+  const { db, config } = deps
+  const now = options.now ?? Date.now()
+  const notification = body.notification
+  const target = body.target
+  const { url, runAt, fireAt, cap, audience } = await checkSend(db, project, body, now)
 
   // Media last among the checks: storing a data URL is the costliest step, and
   // a send refused for any reason above stores nothing.

@@ -2,7 +2,7 @@
 // sends X-Herald-Source: dashboard; everything else is api.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { sendBody } from './test-fixtures.ts'
+import { sendBody } from './broadcasts.fixtures.ts'
 
 let t: TestApp
 let p: TestProject

@@ -1,7 +1,7 @@
 // POST /v1/send: every field rule of api.md 4.7 at its boundary (400 invalid_request with issues).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { getBroadcast, send, sendBody } from './test-fixtures.ts'
+import { getBroadcast, send, sendBody } from './broadcasts.fixtures.ts'
 
 let t: TestApp
 let p: TestProject

@@ -67,6 +67,24 @@ describe('herald/client', () => {
     expect((await client.broadcasts.get(later.broadcast_id)).status).toBe('canceled')
   })
 
+  it("dryRun: the send's audience and warnings, nothing created; its errors as HeraldApiError", async () => {
+    const before = (await client.broadcasts.list()).broadcasts.length
+    const dry = await client.dryRun({ target: { type: 'user', external_id: 'nobody' }, notification: { title: 'Hi', body: 'There', url: '/' } })
+    expect(dry).toMatchObject({ dry_run: true, audience: 0, fetch: false, warnings: [expect.objectContaining({ code: 'audience_empty' })] })
+    expect((await client.broadcasts.list()).broadcasts).toHaveLength(before)
+    const refused = await client.dryRun({ target: { type: 'all' }, notification: { title: 'Hi', body: 'There' }, scheduled_at: 1 }).catch((e) => e)
+    expect(refused).toBeInstanceOf(HeraldApiError)
+    expect(refused).toMatchObject({ status: 400, code: 'invalid_scheduled_at' })
+  })
+
+  it('broadcasts.stop: stops a pending broadcast, then 409 broadcast_not_stoppable', async () => {
+    const { broadcast_id: id } = await client.send({ target: { type: 'all' }, notification: { title: 'Hi', body: 'There' } })
+    expect(await client.broadcasts.stop(id)).toEqual({ ok: true })
+    const stopped = await client.broadcasts.get(id)
+    expect(stopped).toMatchObject({ status: 'canceled', pending: stopped.audience, retrying: 0, last_error: null, next_attempt_at: null })
+    await expect(client.broadcasts.stop(id)).rejects.toMatchObject({ status: 409, code: 'broadcast_not_stoppable' })
+  })
+
   it('subscribers: list with filters, get, and the three erasures', async () => {
     const a = await subscribe(t, project, { external_id: 'erin' })
     const b = await subscribe(t, project, { external_id: 'erin' })

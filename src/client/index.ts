@@ -5,11 +5,14 @@
 // live /openapi.json.
 import type { Static } from 'typebox'
 import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
+import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
 import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList } from '../subscribers/subscribers.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
+/** What POST /v1/send answers to "dry_run": true: audience, push size and warnings; nothing is sent. */
+export type DryRunResult = DryRunResponse
 export type Group = Static<typeof GroupList>['groups'][number]
 export type CreateGroupRequest = CreateGroupBody
 export type UpdateGroupRequest = UpdateGroupBody
@@ -32,6 +35,7 @@ export const ROUTES = {
   listBroadcasts: ['GET', '/v1/broadcasts'],
   getBroadcast: ['GET', '/v1/broadcasts/{id}'],
   cancelBroadcast: ['DELETE', '/v1/broadcasts/{id}'],
+  stopBroadcast: ['POST', '/v1/broadcasts/{id}/stop'],
   listSubscribers: ['GET', '/v1/subscribers'],
   getSubscriber: ['GET', '/v1/subscribers/{sid}'],
   eraseSubscriber: ['DELETE', '/v1/subscribers/{sid}'],
@@ -101,7 +105,9 @@ export function createHeraldClient(options: HeraldClientOptions) {
 
   return {
     /** POST /v1/send: a broadcast now, or at scheduled_at. */
-    send: (body: SendRequest) => call<SendResult>('send', { body }),
+    send: (body: SendRequest & { dry_run?: false }) => call<SendResult>('send', { body }),
+    /** POST /v1/send with dry_run: true: the same checks and errors as send, nothing created or counted. */
+    dryRun: (body: Omit<SendRequest, 'dry_run'>) => call<DryRunResult>('send', { body: { ...body, dry_run: true } }),
     groups: {
       list: async () => (await call<Static<typeof GroupList>>('listGroups')).groups,
       create: async (body: CreateGroupRequest) => (await call<Static<typeof CreatedId>>('createGroup', { body })).id,
@@ -116,6 +122,8 @@ export function createHeraldClient(options: HeraldClientOptions) {
       get: (id: string) => call<Broadcast>('getBroadcast', { params: { id } }),
       /** Cancels a scheduled broadcast (409 broadcast_not_cancelable otherwise). */
       cancel: (id: string) => call<{ ok: boolean }>('cancelBroadcast', { params: { id } }),
+      /** Stops a scheduled, pending or sending broadcast: nothing more is pushed (409 broadcast_not_stoppable once it is over). */
+      stop: (id: string) => call<{ ok: boolean }>('stopBroadcast', { params: { id } }),
     },
     subscribers: {
       list: (query: ListSubscribersOptions = {}) => call<SubscriberPage>('listSubscribers', { query }),

@@ -4,6 +4,7 @@
 // without a TypeScript loader; the rest of Herald imports it from here.
 export {
   encryptPayload,
+  encryptedLength,
   HEADER_LENGTH,
   MAX_PLAINTEXT_BYTES,
   prepareSubscriptionKeys,

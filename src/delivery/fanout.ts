@@ -3,17 +3,64 @@
 // for the slice after it at once, so other workers can take that one while
 // this one sends, and records its outcomes in one transaction with its own
 // completion. A crash re-runs only the slice that was in flight.
+//
+// Lock order, the same in every transaction that touches a broadcast row
+// (here, batch-outcomes.ts, broadcasts/broadcast-state.ts, the beacon
+// writer, cancel and stop): first the job's own row (completeIn / savePayloadIn come
+// first, which also ends a run that lost its lease before it writes
+// anything), then subscribers (and through their trigger project_counters),
+// then rows inserted (events, webhook deliveries, jobs: new rows wait for
+// nobody), then the broadcasts rows, in id order when there are several,
+// never FOR UPDATE (FOR NO KEY UPDATE, which the foreign key checks of events
+// inserted meanwhile do not conflict with), and push_usage last. The
+// broadcast row every batch of a broadcast updates is so taken at the end of
+// each transaction, and held until its commit only.
+//
+// Stopping (broadcast-state.ts stop) is a status change on the broadcast row.
+// Every job reads the status when it starts, and a batch reads it again just
+// before it sends (checkBeforeSend, the same statement that reads the VAPID
+// keys): a job that finds the broadcast no longer sending ends without a
+// push. Only batches already past that check when the stop commits still
+// send; their outcomes are recorded as usual. Retry jobs queued before the
+// stop find it canceled when they run and end the same way.
 import type { Logger } from 'pino'
 import type { Database } from '../platform/db/database.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
-import { RetryLater, type Job, type JobHandlers } from '../platform/jobs/worker.ts'
-import { monthlyPushLimitError, reservePushes } from '../broadcasts/push-budget.ts'
+import { RetryLater, retryWhileLeased, type Job, type JobHandlers } from '../platform/jobs/worker.ts'
+import { monthlyPushLimitError } from '../broadcasts/push-budget.ts'
+import * as broadcastState from '../broadcasts/broadcast-state.ts'
+import { findSendingBroadcast, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'
+import { activeRecipients, audienceSlice, countAudience, nextAudienceIds, type Recipient } from '../broadcasts/audience.store.ts'
 import { effectiveLimits } from '../projects/plans.ts'
 import { findProjectById } from '../projects/projects.store.ts'
-import { activeRecipients, audienceSlice, countAudience, nextAudienceIds, type Recipient } from './audience.store.ts'
-import { findProjectKeys, findSendingBroadcast, recordBatch, type Failed, type SendingBroadcast } from './fanout.store.ts'
+import { tryReservePushes } from '../projects/push-usage.ts'
+import { recordBatch, type BatchOutcomes, type Failed, type PushServiceTally } from './batch-outcomes.ts'
 import { pushPlaintext } from './payload.ts'
 import { sendToRecipients, type Retry, type SenderDeps } from './send-batch.ts'
+import { logSendingFinished, logSendingStarted } from './broadcast-log.ts'
+
+declare module '../platform/jobs/queue.ts' {
+  /** Fan-out's job kinds (enqueued by a send, by the scheduler and by fan-out itself). */
+  interface JobPayloads {
+    /** Fans a broadcast out to its audience (status pending). */
+    fanout_broadcast: { broadcast_id: string }
+    /** Fires a scheduled broadcast at its scheduled_at. */
+    fire_broadcast: { broadcast_id: string }
+    /**
+     * Sends to the broadcast's audience with ids in (after, through]. `through`
+     * is null until the job has fixed its slice (then it never changes, so a
+     * re-run after a crash sends the same slice again, and no other).
+     */
+    push_batch: { broadcast_id: string; after: string | null; through: string | null }
+    /**
+     * Sends again to the subscribers whose last push asked for a retry (429,
+     * 5xx, timeout). by_push_service counts them by push service, as the
+     * broadcast's retrying counts took them; absent in jobs queued before
+     * migration 0007, which those counts never took.
+     */
+    push_retry: { broadcast_id: string; subscriber_ids: string[]; attempt: number; by_push_service?: PushServiceTally }
+  }
+}
 
 export interface FanoutDeps extends SenderDeps {
   db: Database
@@ -47,57 +94,38 @@ function plaintextOf(broadcast: SendingBroadcast): Buffer {
 /** fire_broadcast: a scheduled broadcast's time has come. Reserves the month's budget, then starts the fan-out. */
 async function fireBroadcast(deps: FanoutDeps, job: Job<'fire_broadcast'>): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    // Only a broadcast still 'scheduled' fires; a cancel that got there first wins, and vice versa.
-    const fired = await tx.query<{ project_id: string; target: SendingBroadcast['target'] }>(
-      `UPDATE broadcasts SET status = 'pending' WHERE id = $1 AND status = 'scheduled' RETURNING project_id, target`,
-      [job.payload.broadcast_id],
-    )
-    const broadcast = fired.rows[0]
+    await job.completeIn(tx)
+    const id = job.payload.broadcast_id
+    const broadcast = await broadcastState.markFired(tx, id)
     if (broadcast) {
       const project = await findProjectById(tx, broadcast.project_id)
       const audience = await countAudience(tx, broadcast.project_id, broadcast.target)
       const cap = project ? effectiveLimits(project.plan, project.limits).monthly_pushes : 0
-      try {
-        await reservePushes(tx, broadcast.project_id, cap, audience, new Date())
-        await tx.query('UPDATE broadcasts SET audience = $2, reserved = $2 WHERE id = $1', [job.payload.broadcast_id, audience])
-        await enqueue(tx, 'fanout_broadcast', { broadcast_id: job.payload.broadcast_id })
-      } catch (err) {
-        if (!(err instanceof Error) || !('code' in err) || err.code !== 'monthly_push_limit_reached') throw err
-        const reason = monthlyPushLimitError(cap, audience).message
-        await tx.query(
-          `UPDATE broadcasts SET status = 'failed', failure_reason = $2, audience = $3, finished_at = now() WHERE id = $1`,
-          [job.payload.broadcast_id, `monthly_push_limit_reached: ${reason}`, audience],
-        )
+      if (await tryReservePushes(tx, broadcast.project_id, cap, audience, new Date())) {
+        await broadcastState.setReserved(tx, id, audience)
+        await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
+      } else {
+        await broadcastState.failForPushLimit(tx, id, audience, monthlyPushLimitError(cap, audience).message)
       }
     }
-    await job.completeIn(tx)
   })
 }
 
 /** fanout_broadcast: fixes the audience, marks the broadcast sending and hands the first slice to a batch job. */
 async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Promise<void> {
-  await deps.db.transaction(async (tx) => {
+  const started = await deps.db.transaction(async (tx) => {
+    await job.completeIn(tx)
     const broadcast = await findSendingBroadcast(tx, job.payload.broadcast_id, true)
     if (broadcast && broadcast.status === 'pending') {
       const audience = await countAudience(tx, broadcast.project_id, broadcast.target)
-      // Subscribers who joined between send and now are pushed too; count them in the month.
-      if (audience > broadcast.reserved) {
-        await tx.query(
-          `INSERT INTO push_usage (project_id, month, pushes) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, $2)
-           ON CONFLICT (project_id, month) DO UPDATE SET pushes = push_usage.pushes + EXCLUDED.pushes`,
-          [broadcast.project_id, audience - broadcast.reserved],
-        )
-      }
-      await tx.query(
-        `UPDATE broadcasts SET status = 'sending', started_at = now(), audience = $2, reserved = GREATEST(reserved, $2),
-                pending_batches = 1, planning_done = false
-          WHERE id = $1`,
-        [broadcast.id, audience],
-      )
+      // Subscribers who joined between send and now are pushed too; startSending counts them in the month.
       await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null })
+      await broadcastState.startSending(tx, broadcast, audience)
+      return { broadcast, audience }
     }
-    await job.completeIn(tx)
+    return null
   })
+  if (started) logSendingStarted(deps.log, started.broadcast, started.audience)
 }
 
 /** Turns retry answers into failures once the TTL or the attempts are spent, else into one retry job. */
@@ -106,7 +134,7 @@ async function settleRetries(
   broadcast: SendingBroadcast,
   retries: Retry[],
   attempt: number,
-): Promise<{ failed: Failed[]; retryJob: { ids: string[]; delayMs: number } | null }> {
+): Promise<{ failed: Failed[]; retryJob: { ids: string[]; byPushService: PushServiceTally; delayMs: number } | null }> {
   if (retries.length === 0) return { failed: [], retryJob: null }
   const delayMs = pushRetryDelay(deps.retryBaseMs, attempt, Math.max(0, ...retries.map((r) => r.retryAfterMs ?? 0)))
   const deadline = (broadcast.started_at?.getTime() ?? Date.now()) + broadcast.ttl * 1000
@@ -114,43 +142,72 @@ async function settleRetries(
     const failed = retries.map((r) => ({
       subscriberId: r.recipient.id,
       externalId: r.recipient.external_id,
+      pushService: r.recipient.push_service,
       reason: 'unreachable' as const,
       status: r.status,
     }))
     return { failed, retryJob: null }
   }
-  return { failed: [], retryJob: { ids: retries.map((r) => r.recipient.id), delayMs } }
+  const byPushService: PushServiceTally = {}
+  for (const r of retries) byPushService[r.recipient.push_service] = (byPushService[r.recipient.push_service] ?? 0) + 1
+  return { failed: [], retryJob: { ids: retries.map((r) => r.recipient.id), byPushService, delayMs } }
 }
 
-/** Sends to recipients and records the outcome with the job's completion. */
+/**
+ * Sends to recipients and records the outcome with the job's completion.
+ * The pushes are out once sent, so recording them is retried while the
+ * database is away (retryWhileLeased) rather than failing the job, which
+ * would send the whole slice again: only if the lease is lost meanwhile (a
+ * cut longer than the lease, and another worker took the job) is the slice
+ * sent twice, by that worker, and counted once.
+ */
 async function sendAndRecord(
   deps: FanoutDeps,
   job: Job<'push_batch'> | Job<'push_retry'>,
   broadcast: SendingBroadcast,
   recipients: Recipient[],
   attempt: number,
-  jobsAdded: number,
+  retried: BatchOutcomes['retried'],
 ): Promise<void> {
-  const project = await findProjectKeys(deps.db, broadcast.project_id)
-  const sent = project && recipients.length > 0
-    ? await sendToRecipients(deps, broadcast, project, plaintextOf(broadcast), recipients)
-    : { delivered: [], failed: [], retry: [] }
+  // The last look at the status before anything leaves: a stop that committed since the job started ends it here.
+  const gate = await broadcastState.checkBeforeSend(deps.db, broadcast.id)
+  if (gate?.status !== 'sending') {
+    await deps.db.transaction((tx) => job.completeIn(tx))
+    deps.log.info({ broadcast_id: broadcast.id, job_id: job.id, kind: job.kind, status: gate?.status ?? null }, 'batch not sent: the broadcast is no longer sending')
+    return
+  }
+  const sent = recipients.length > 0
+    ? await sendToRecipients(deps, broadcast, gate.project, plaintextOf(broadcast), recipients)
+    : { delivered: [], failed: [], retry: [], lastError: null }
   const settled = await settleRetries(deps, broadcast, sent.retry, attempt)
-  await deps.db.transaction(async (tx) => {
-    let added = jobsAdded
+  const outcomes: BatchOutcomes = {
+    delivered: sent.delivered,
+    failed: settled.failed.length > 0 ? [...sent.failed, ...settled.failed] : sent.failed,
+    retrying: settled.retryJob?.byPushService,
+    retried,
+    lastError: sent.lastError,
+  }
+  deps.pushMetrics?.record(sent.tally, broadcast.id, settled.retryJob?.delayMs ?? null)
+  const finished = await retryWhileLeased(job.signal, () => deps.db.transaction(async (tx) => {
+    await job.completeIn(tx)
+    let added = 0
     if (settled.retryJob) {
       await enqueue(
         tx,
         'push_retry',
-        { broadcast_id: broadcast.id, subscriber_ids: settled.retryJob.ids, attempt: attempt + 1 },
+        {
+          broadcast_id: broadcast.id,
+          subscriber_ids: settled.retryJob.ids,
+          attempt: attempt + 1,
+          by_push_service: settled.retryJob.byPushService,
+        },
         { runAt: new Date(Date.now() + settled.retryJob.delayMs) },
       )
       added++
     }
-    await recordBatch(tx, broadcast, { delivered: sent.delivered, failed: [...sent.failed, ...settled.failed] }, added - 1)
-    await job.completeIn(tx)
-  })
-  deps.log.info(
+    return recordBatch(tx, broadcast, outcomes, added - 1)
+  }))
+  deps.log.debug(
     {
       broadcast_id: broadcast.id,
       job_id: job.id,
@@ -162,6 +219,7 @@ async function sendAndRecord(
     },
     'batch sent',
   )
+  if (finished) await logSendingFinished(deps.db, deps.log, broadcast)
 }
 
 /** push_batch: fixes its slice of the audience (enqueuing the next slice), then sends it. */
@@ -177,25 +235,23 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     const ids = await nextAudienceIds(deps.db, broadcast.project_id, broadcast.target, after, deps.batchSize)
     through = ids.at(-1) ?? null
     const last = ids.length < deps.batchSize
-    await deps.db.transaction(async (tx) => {
+    const finished = await deps.db.transaction(async (tx) => {
+      if (through === null) await job.completeIn(tx)
+      else await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through })
       if (last) {
-        await tx.query('UPDATE broadcasts SET planning_done = true WHERE id = $1', [broadcast.id])
+        await broadcastState.markPlanningDone(tx, broadcast.id)
       } else {
         await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: through, through: null })
-        await tx.query('UPDATE broadcasts SET pending_batches = pending_batches + 1 WHERE id = $1', [broadcast.id])
+        await broadcastState.addPendingBatch(tx, broadcast.id)
       }
-      if (through === null) {
-        // Nothing left to send: this job ends here, and the broadcast with it if it was the last.
-        await recordBatch(tx, broadcast, { delivered: [], failed: [] }, -1)
-        await job.completeIn(tx)
-      } else {
-        await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through })
-      }
+      // Nothing left to send: this job ends here, and the broadcast with it if it was the last.
+      return through === null && recordBatch(tx, broadcast, { delivered: [], failed: [] }, -1)
     })
+    if (finished) await logSendingFinished(deps.db, deps.log, broadcast)
     if (through === null) return
   }
   const recipients = await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through)
-  await sendAndRecord(deps, job, broadcast, recipients, 1, 0)
+  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined)
 }
 
 /** push_retry: sends again to those whose last push asked to retry. */
@@ -215,7 +271,9 @@ async function pushRetry(deps: FanoutDeps, job: Job<'push_retry'>): Promise<void
     }
   })
   if (pauses.length > 0 && pauses.every((ms) => ms > 0)) throw new RetryLater(Math.min(...pauses), 'push service asked to slow down')
-  await sendAndRecord(deps, job, broadcast, recipients, job.payload.attempt, 0)
+  // The pushes this job carried leave retrying; those whose subscriber left meanwhile leave the audience too.
+  const retried = { byPushService: job.payload.by_push_service ?? {}, left: job.payload.subscriber_ids.length - recipients.length }
+  await sendAndRecord(deps, job, broadcast, recipients, job.payload.attempt, retried)
 }
 
 export function fanoutHandlers(deps: FanoutDeps): JobHandlers {
@@ -237,9 +295,5 @@ export async function giveUpOnBroadcast(db: Database, payload: unknown, err: unk
   const broadcastId = (payload as { broadcast_id?: unknown } | null)?.broadcast_id
   if (typeof broadcastId !== 'string') return
   const message = err instanceof Error ? err.message : String(err)
-  await db.query(
-    `UPDATE broadcasts SET status = 'failed', failure_reason = $2, finished_at = now()
-      WHERE id = $1 AND status IN ('scheduled', 'pending', 'sending')`,
-    [broadcastId, `internal_error: ${message}`.slice(0, 500)],
-  )
+  await broadcastState.fail(db, broadcastId, `internal_error: ${message}`)
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_PLAINTEXT_BYTES } from './encryption.ts'
-import { pushPlaintext } from './payload.ts'
+import { encryptPayload, MAX_PLAINTEXT_BYTES } from './encryption.ts'
+import { pushBodySize, pushPlaintext } from './payload.ts'
+import { pushKeys } from '../subscribers/subscribers.fixtures.ts'
 
 const base = { project_id: 'prj_a', broadcast_id: 'bdc_b', title: 'Hi', body: 'There', icon: null, image: null, url: '/' }
 
@@ -29,5 +30,19 @@ describe('pushPlaintext', () => {
     expect(JSON.parse(fits.toString()).fetch).toBeUndefined()
     const over = pushPlaintext({ ...base, body: 'x'.repeat(MAX_PLAINTEXT_BYTES - overhead + 1) })
     expect(JSON.parse(over.toString()).fetch).toBe(true)
+  })
+})
+
+describe('pushBodySize', () => {
+  it('is the length of what encryptPayload returns for pushPlaintext, and says when the stub is pushed', () => {
+    const keys = pushKeys()
+    for (const body of ['There', 'x'.repeat(2048), '😀'.repeat(2048), 'é'.repeat(1000)]) {
+      const content = { ...base, body, icon: 'https://cdn/i.png' }
+      const size = pushBodySize(content)
+      expect(size.bytes).toBe(encryptPayload(pushPlaintext(content), keys).length)
+      expect(size.fetch).toBe(JSON.parse(pushPlaintext(content).toString()).fetch === true)
+    }
+    expect(pushBodySize({ ...base, body: '😀'.repeat(2048) }).fetch).toBe(true)
+    expect(pushBodySize(base).fetch).toBe(false)
   })
 })

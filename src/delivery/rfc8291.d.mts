@@ -7,6 +7,9 @@ export declare const HEADER_LENGTH: number
 /** Largest plaintext whose single record fits the 4096-byte body: 4096 - 86 header - 1 delimiter - 16 tag. */
 export declare const MAX_PLAINTEXT_BYTES: number
 
+/** The length of the body encryptPayload returns for a plaintext of this many bytes: header + plaintext + delimiter + tag. */
+export declare function encryptedLength(plaintextLength: number): number
+
 export type PushEncryptionErrorReason = 'invalid_subscription_keys' | 'payload_too_large'
 
 /**

@@ -22,6 +22,16 @@ export const HEADER_LENGTH = SALT_LENGTH + 4 + 1 + PUBLIC_KEY_LENGTH
 /** Largest plaintext whose single record fits the 4096-byte body: 4096 - 86 header - 1 delimiter - 16 tag. */
 export const MAX_PLAINTEXT_BYTES = RECORD_SIZE - HEADER_LENGTH - 1 - TAG_LENGTH
 
+/**
+ * The length of the HTTP body encryptPayload returns for a plaintext of
+ * `plaintextLength` bytes: header, plaintext (no padding is added), the
+ * delimiter and the tag. For dry runs, which report a push's size without
+ * encrypting one.
+ */
+export function encryptedLength(plaintextLength) {
+  return HEADER_LENGTH + plaintextLength + 1 + TAG_LENGTH
+}
+
 const KEY_INFO_LABEL = Buffer.from('WebPush: info\0', 'latin1')
 const CEK_INFO = Buffer.from('Content-Encoding: aes128gcm\0\x01', 'latin1')
 const NONCE_INFO = Buffer.from('Content-Encoding: nonce\0\x01', 'latin1')

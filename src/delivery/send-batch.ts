@@ -1,12 +1,17 @@
 // Pushes one broadcast to a list of recipients: encrypt (on the thread pool),
 // sign (one cached VAPID token per project and push service), send (pooled
-// connections), and sort every answer into delivered, failed or retry.
+// connections), and sort every answer into delivered, failed or retry,
+// keeping the latest push that did not deliver for the broadcast's last_error.
 import type { EncryptPool, Encrypted } from './encrypt-pool.ts'
 import type { PushClient, PushOutcome } from './push-client.ts'
-import type { Recipient } from './audience.store.ts'
-import type { Delivered, Failed, ProjectKeys, SendingBroadcast } from './fanout.store.ts'
+import type { Recipient } from '../broadcasts/audience.store.ts'
+import type { LastPushError, SendingBroadcast } from '../broadcasts/broadcast-state.ts'
+import type { PushErrorReason } from '../broadcasts/broadcasts.schemas.ts'
+import type { ProjectKeys } from '../projects/projects.store.ts'
+import type { Delivered, Failed } from './batch-outcomes.ts'
 import { pushTopicFor } from './topic.ts'
 import type { VapidTokenCache } from './vapid.ts'
+import type { PushMetrics, PushTally } from './push-metrics.ts'
 
 export interface Retry {
   recipient: Recipient
@@ -19,6 +24,26 @@ export interface SendResult {
   delivered: Delivered[]
   failed: Failed[]
   retry: Retry[]
+  /** The last push answered with anything but delivered; null when every push was delivered. */
+  lastError: LastPushError | null
+  /** The batch's counts for /metrics, recorded with its outcomes (fanout.ts). */
+  tally?: PushTally
+}
+
+/** last_error's reason for a push that was not delivered (decisions.md "Broadcast progress and stop"). */
+export function pushErrorReason(outcome: Exclude<PushOutcome, { kind: 'delivered' }>): PushErrorReason {
+  switch (outcome.kind) {
+    case 'gone':
+      return 'gone'
+    case 'rejected':
+      // Status 0: the endpoint's host resolved to a private address and was never sent to.
+      return outcome.status === 0 ? 'private_address' : outcome.status === 413 ? 'payload_too_large' : 'rejected'
+    case 'retry':
+      if (outcome.status === 429) return 'rate_limited'
+      if (outcome.status === 408) return 'timeout'
+      if (outcome.status !== null) return 'server_error'
+      return outcome.error && /TIMEOUT/i.test(outcome.error) ? 'timeout' : 'network_error'
+  }
 }
 
 export interface SenderDeps {
@@ -26,6 +51,7 @@ export interface SenderDeps {
   pushClient: PushClient
   vapidTokens: VapidTokenCache
   vapidSubject: string
+  pushMetrics?: PushMetrics
 }
 
 function parseEndpoint(endpoint: string): URL | null {
@@ -63,16 +89,26 @@ export async function sendToRecipients(
   plaintext: Buffer,
   recipients: Recipient[],
 ): Promise<SendResult> {
-  const result: SendResult = { delivered: [], failed: [], retry: [] }
+  const tally = deps.pushMetrics?.tally()
+  const result: SendResult = { delivered: [], failed: [], retry: [], lastError: null, tally }
+  // One object per batch, overwritten by each push that does not deliver: nothing allocated per push for it.
+  const lastError: LastPushError = { status: null, reason: '', pushService: 'other', at: 0 }
+  const noteError = (recipient: Recipient, reason: PushErrorReason, status: number | null): void => {
+    lastError.status = status
+    lastError.reason = reason
+    lastError.pushService = recipient.push_service
+    lastError.at = Date.now()
+  }
   const keys = { publicKey: project.vapid_public, privateKey: project.vapid_private }
   const ttl = remainingTtl(broadcast)
 
   const pushOne = async (recipient: Recipient, body: Encrypted): Promise<void> => {
-    const who = { subscriberId: recipient.id, externalId: recipient.external_id }
+    const who = { subscriberId: recipient.id, externalId: recipient.external_id, pushService: recipient.push_service }
     const endpoint = parseEndpoint(recipient.endpoint)
     if (!endpoint || !Buffer.isBuffer(body)) {
       // Keys or endpoint no push service could use: nothing to retry.
       result.failed.push({ ...who, reason: 'rejected', status: null })
+      noteError(recipient, 'invalid_subscription', null)
       return
     }
     let authorization: string
@@ -81,13 +117,18 @@ export async function sendToRecipients(
     } catch {
       // The project's VAPID key cannot sign: no push service would take this push.
       result.failed.push({ ...who, reason: 'rejected', status: null })
+      noteError(recipient, 'vapid_key', null)
       return
     }
+    const startedAt = tally ? performance.now() : 0
     const outcome: PushOutcome = await deps.pushClient.send({ endpoint, body, headers: pushHeaders(broadcast, endpoint, authorization, ttl) })
+    tally?.add(recipient.push_service, outcome, startedAt, endpoint)
+    if (outcome.kind === 'delivered') {
+      result.delivered.push(who)
+      return
+    }
+    noteError(recipient, pushErrorReason(outcome), outcome.status || null)
     switch (outcome.kind) {
-      case 'delivered':
-        result.delivered.push(who)
-        break
       case 'gone':
         result.failed.push({ ...who, reason: 'gone', status: outcome.status })
         break
@@ -107,5 +148,6 @@ export async function sendToRecipients(
       await Promise.all(bodies.map((body, i) => pushOne(recipients[chunk.offset + i], body)))
     }),
   )
+  if (lastError.at > 0) result.lastError = lastError
   return result
 }

@@ -16,6 +16,8 @@ const workerEnv = {
   HERALD_JOB_LEASE_MS: '1500',
   HERALD_SCHEDULER_INTERVAL_MS: '200',
   HERALD_ENCRYPT_THREADS: '1',
+  // 'batch sent' lines, which tell which process sent which batch, are debug lines.
+  HERALD_LOG_LEVEL: 'debug',
 }
 
 describe.runIf(testDbMode() === 'postgres')('worker processes on PostgreSQL', () => {

@@ -17,6 +17,7 @@
 // beacon that could not be written is logged here, at error level with the
 // number lost, and counted in `lost`: never dropped without a trace.
 import type pino from 'pino'
+import { mayBeConnectionError } from '../platform/db/availability.ts'
 
 /** Beacons per transaction at most: keeps the statements' arrays and the time the broadcast rows stay locked small. */
 export const MAX_BEACONS_PER_TRANSACTION = 500
@@ -29,22 +30,6 @@ export const MAX_BEACONS_PER_TRANSACTION = 500
 export const MAX_QUEUED_BEACONS = 10_000
 /** Beacons dropped past MAX_QUEUED_BEACONS are logged as one line per this long at most, with their count. */
 export const DROPPED_LOG_INTERVAL_MS = 10_000
-
-/**
- * True when err says the database could not be reached or used at all
- * (SQLSTATE class 08, 57P0x shutdown, a refused, reset or timed-out socket,
- * the pool closed or out of time) rather than that this batch's data was
- * refused. Such a failure would fail any batch: it is not retried in parts.
- * An error with no SQLSTATE (the embedded database closed, a bug) counts too:
- * only an error the database gave about the data is worth splitting for.
- */
-export function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code
-  // A Node socket error (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPIPE…): no SQLSTATE class starts with E.
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return true
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code.startsWith('57P0')
-  return true
-}
 
 /** Rejects the beacons of a write that finally failed; the writer has already logged and counted them. */
 export class BeaconsLostError extends Error {
@@ -135,7 +120,7 @@ export class BeaconWriter<T> {
       const recorded = await this.write(batch.map((w) => w.item))
       batch.forEach((w, i) => w.resolve(recorded[i]))
     } catch (err) {
-      if (batch.length === 1 || isConnectionError(err)) {
+      if (batch.length === 1 || mayBeConnectionError(err)) {
         this.fail(batch, err)
         return
       }

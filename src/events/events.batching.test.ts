@@ -3,11 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
-import { insertSentBroadcast } from '../broadcasts/test-fixtures.ts'
+import { insertSentBroadcast } from '../broadcasts/broadcasts.fixtures.ts'
 import { newWebhookSecret } from '../webhooks/webhooks.service.ts'
 import { createTestDatabase } from '../../test/support/database.ts'
 import { MAX_PENDING_LOOKUPS, PROJECT_CACHE_ENTRIES } from './beacon-lookups.ts'
-import { BeaconsLostError, BeaconWriter, isConnectionError } from './beacon-writer.ts'
+import { BeaconsLostError, BeaconWriter } from './beacon-writer.ts'
+import { mayBeConnectionError as isConnectionError } from '../platform/db/availability.ts'
 import { recordBeacons, type Beacon } from './events.service.ts'
 
 let t: TestApp

@@ -15,7 +15,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { enforceRateLimit } from '../platform/http/auth.ts'
+import { enforceProjectRateLimit } from '../projects/project-auth.ts'
 import { isWellFormedId } from '../platform/ids.ts'
 import { BeaconLookups } from './beacon-lookups.ts'
 import { BeaconsLostError, BeaconWriter } from './beacon-writer.ts'
@@ -69,7 +69,7 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
       try {
         const project = await lookups.project(projectId)
         if (!project) return ACCEPTED
-        if (!(await enforceRateLimit(ctx, request, reply, project))) return ACCEPTED
+        if (!(await enforceProjectRateLimit(ctx, request, reply, project))) return ACCEPTED
         if (!(await lookups.isProjectsBroadcast(project.id, broadcast_id))) return ACCEPTED
         await writer.record({ project_id: project.id, broadcast_id, type })
         return ACCEPTED

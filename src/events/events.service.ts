@@ -2,14 +2,8 @@
 // written a batch at a time (beacon-writer.ts collects them).
 import type { Database } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
-import { enqueueDeliveriesForEventsOfProjects } from '../webhooks/webhook-deliveries.store.ts'
-import {
-  addBroadcastCounts,
-  insertBeaconEvents,
-  lockBroadcasts,
-  type BeaconEventType,
-  type BroadcastCountDelta,
-} from './events.store.ts'
+import { addEngagement, lockForCounts, type EngagementDelta } from '../broadcasts/broadcast-state.ts'
+import { recordEvents, type BeaconEventType, type EventType } from './events.store.ts'
 
 export interface Beacon {
   project_id: string
@@ -28,21 +22,25 @@ export interface Beacon {
 export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<boolean[]> {
   const events = beacons.map((beacon) => ({ id: newId('evt'), ...beacon }))
   const written = await db.transaction(async (tx) => {
-    await lockBroadcasts(tx, [...new Set(events.map((e) => e.broadcast_id))].sort())
-    const inserted = await insertBeaconEvents(tx, events)
-    await addBroadcastCounts(tx, countByBroadcast(inserted))
-    await enqueueDeliveriesForEventsOfProjects(tx, inserted)
+    const inserted = await recordEvents(tx, events)
+    // The broadcast rows last, in id order: the lock order of every
+    // transaction that touches broadcasts (src/delivery/fanout.ts), so a
+    // batch's hot rows stay locked from here to the commit only, and beacon
+    // and fan-out transactions never wait for each other in a circle.
+    const deltas = countByBroadcast(inserted)
+    await lockForCounts(tx, deltas.map((d) => d.broadcast_id))
+    await addEngagement(tx, deltas)
     return new Set(inserted.map((e) => e.id))
   })
   return events.map((e) => written.has(e.id))
 }
 
-function countByBroadcast(events: Array<{ broadcast_id: string; type: BeaconEventType }>): BroadcastCountDelta[] {
-  const deltas = new Map<string, BroadcastCountDelta>()
+function countByBroadcast(events: Array<{ broadcast_id: string; type: EventType }>): EngagementDelta[] {
+  const deltas = new Map<string, EngagementDelta>()
   for (const event of events) {
     let delta = deltas.get(event.broadcast_id)
     if (!delta) deltas.set(event.broadcast_id, (delta = { broadcast_id: event.broadcast_id, clicked: 0, dismissed: 0 }))
-    delta[event.type]++
+    if (event.type === 'clicked' || event.type === 'dismissed') delta[event.type]++
   }
   return [...deltas.values()]
 }

@@ -1,9 +1,10 @@
-// SQL for click and dismiss events, the counts they bump on broadcasts, and
-// the two look-ups that let a beacon in (does the project exist, is the
-// broadcast its). Every statement takes a batch: the beacon route writes
-// beacons in groups (beacon-writer.ts).
+// SQL for events: the one function that records them (and their webhook
+// deliveries), and the two look-ups that let a beacon in (does the project exist, is the broadcast
+// its). Every statement takes a batch: the beacon route writes beacons in
+// groups (beacon-writer.ts), fan-out a batch of pushes at a time.
 import type { Queryable } from '../platform/db/database.ts'
 import type { LimitOverrides, PlanName } from '../projects/plans.ts'
+import { enqueueDeliveriesForEventsOfProjects } from '../webhooks/webhook-deliveries.store.ts'
 
 export type BeaconEventType = 'clicked' | 'dismissed'
 
@@ -36,55 +37,76 @@ export async function findBroadcastsOfProjects(q: Queryable, pairs: BroadcastOfP
   return result.rows
 }
 
-export interface NewBeaconEvent {
+/** Every kind of event a broadcast records (api.md §6). */
+export type EventType = 'delivered' | 'failed' | BeaconEventType
+
+/** An event to record; fan-out's carry the subscriber, beacons' carry no identity (api.md 4.10 rule 3). */
+export interface NewEvent {
   id: string
   project_id: string
   broadcast_id: string
-  type: BeaconEventType
+  type: EventType
+  subscriber_id?: string | null
+  external_id?: string | null
+  /** e.g. { reason, status } of a failed push. */
+  meta?: Record<string, unknown> | null
 }
 
-/**
- * Locks the broadcasts whose counts a batch will bump, in id order, so two
- * processes writing batches that share broadcasts wait for each other
- * instead of deadlocking.
- */
-export async function lockBroadcasts(q: Queryable, broadcastIds: string[]): Promise<void> {
-  await q.query('SELECT id FROM broadcasts WHERE id = ANY ($1::text[]) ORDER BY id FOR NO KEY UPDATE', [broadcastIds])
-}
-
-/**
- * Inserts the events whose broadcast is their project's, in one statement,
- * and returns those written: a beacon whose broadcast is gone or another
- * project's is left out here, whatever the caches said. Click and dismiss
- * events carry no subscriber identity (api.md 4.10 rule 3, §6): both columns
- * are NULL.
- */
-export async function insertBeaconEvents(q: Queryable, events: NewBeaconEvent[]): Promise<NewBeaconEvent[]> {
-  const result = await q.query<NewBeaconEvent>(
-    `INSERT INTO events (id, project_id, broadcast_id, subscriber_id, external_id, type, meta)
-     SELECT e.id, e.project_id, e.broadcast_id, NULL, NULL, e.type, NULL
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS e(id, project_id, broadcast_id, type, n)
-       JOIN broadcasts b ON b.id = e.broadcast_id AND b.project_id = e.project_id
-      ORDER BY e.n
-     RETURNING id, project_id, broadcast_id, type`,
-    [events.map((e) => e.id), events.map((e) => e.project_id), events.map((e) => e.broadcast_id), events.map((e) => e.type)],
-  )
-  return result.rows
-}
-
-export interface BroadcastCountDelta {
+export interface RecordedEvent {
+  id: string
+  project_id: string
   broadcast_id: string
-  clicked: number
-  dismissed: number
+  type: EventType
 }
 
-/** Adds each delta to its broadcast's clicked and dismissed counts: one row update per broadcast, one statement. */
-export async function addBroadcastCounts(q: Queryable, deltas: BroadcastCountDelta[]): Promise<void> {
-  if (deltas.length === 0) return
-  await q.query(
-    `UPDATE broadcasts b SET clicked = b.clicked + d.clicked, dismissed = b.dismissed + d.dismissed
-       FROM unnest($1::text[], $2::int[], $3::int[]) AS d(broadcast_id, clicked, dismissed)
-      WHERE b.id = d.broadcast_id`,
-    [deltas.map((d) => d.broadcast_id), deltas.map((d) => d.clicked), deltas.map((d) => d.dismissed)],
-  )
+/**
+ * The one writer of the events table (fan-out's delivered and failed events,
+ * the beacons' clicks and dismissals): inserts the events, in one statement,
+ * and the webhook deliveries of those written, in the caller's transaction,
+ * so both commit together or not at all. Returns the events written.
+ *
+ * Unless `ownBroadcasts` says the caller knows every event's broadcast is its
+ * project's (fan-out, sending that very broadcast), an event whose broadcast
+ * is gone or another project's is left out here, whatever a cache said. The
+ * check is a join and a RETURNING of every row: measured on fan-out's path,
+ * where each batch writes hundreds of events and the embedded database
+ * shares Herald's thread, it is work worth skipping.
+ */
+export async function recordEvents(q: Queryable, events: NewEvent[], options: { ownBroadcasts?: boolean } = {}): Promise<RecordedEvent[]> {
+  if (events.length === 0) return []
+  const params = [
+    events.map((e) => e.id),
+    events.map((e) => e.project_id),
+    events.map((e) => e.broadcast_id),
+    events.map((e) => e.subscriber_id ?? null),
+    events.map((e) => e.external_id ?? null),
+    events.map((e) => e.type),
+    events.map((e) => (e.meta ? JSON.stringify(e.meta) : null)),
+  ]
+  let written: RecordedEvent[]
+  if (options.ownBroadcasts) {
+    await q.query(
+      `INSERT INTO events (id, project_id, broadcast_id, subscriber_id, external_id, type, meta)
+       SELECT e.id, e.project_id, e.broadcast_id, e.subscriber_id, e.external_id, e.type, e.meta::jsonb
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+              AS e(id, project_id, broadcast_id, subscriber_id, external_id, type, meta)`,
+      params,
+    )
+    written = events.map(({ id, project_id, broadcast_id, type }) => ({ id, project_id, broadcast_id, type }))
+  } else {
+    const result = await q.query<RecordedEvent>(
+      `INSERT INTO events (id, project_id, broadcast_id, subscriber_id, external_id, type, meta)
+       SELECT e.id, e.project_id, e.broadcast_id, e.subscriber_id, e.external_id, e.type, e.meta::jsonb
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+              WITH ORDINALITY AS e(id, project_id, broadcast_id, subscriber_id, external_id, type, meta, n)
+         JOIN broadcasts b ON b.id = e.broadcast_id AND b.project_id = e.project_id
+        ORDER BY e.n
+       RETURNING id, project_id, broadcast_id, type`,
+      params,
+    )
+    written = result.rows
+  }
+  // Webhook deliveries of these events, committed with them (or not at all).
+  await enqueueDeliveriesForEventsOfProjects(q, written)
+  return written
 }

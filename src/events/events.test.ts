@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
-import { insertSentBroadcast } from '../broadcasts/test-fixtures.ts'
+import { insertSentBroadcast } from '../broadcasts/broadcasts.fixtures.ts'
 
 let t: TestApp
 let a: TestProject

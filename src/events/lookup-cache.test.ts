@@ -8,7 +8,7 @@ import { createProject } from '../projects/projects.service.ts'
 import { BeaconLookups } from './beacon-lookups.ts'
 import { findBeaconProjects } from './events.store.ts'
 import { LookupCache, type LookupCacheOptions } from './lookup-cache.ts'
-import { insertSentBroadcast } from '../broadcasts/test-fixtures.ts'
+import { insertSentBroadcast } from '../broadcasts/broadcasts.fixtures.ts'
 
 let database: TestDatabase
 let projectId: string

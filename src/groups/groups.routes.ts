@@ -1,8 +1,8 @@
 // /v1/groups (api.md 4.1-4.6). Bearer auth; the service does the rest.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { bearerAuth } from '../platform/http/auth.ts'
-import { ErrorBody } from '../platform/http/error-body.ts'
+import { bearerAuth } from '../projects/project-auth.ts'
+
 import {
   Added,
   AddMembersBody,
@@ -11,10 +11,10 @@ import {
   GroupList,
   GroupParams,
   MemberParams,
-  Ok,
   UpdateGroupBody,
 } from './groups.schemas.ts'
 import * as service from './groups.service.ts'
+import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 
 const tags = ['groups']
 const security = [{ apiKey: [] }]

@@ -49,5 +49,4 @@ export const AddMembersBody = Type.Object({
 export type AddMembersBody = Static<typeof AddMembersBody>
 
 export const CreatedId = Type.Object({ id: Type.String() })
-export const Ok = Type.Object({ ok: Type.Literal(true) })
 export const Added = Type.Object({ added: Type.Integer({ description: 'Memberships actually inserted.' }) })

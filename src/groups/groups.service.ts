@@ -3,7 +3,7 @@
 import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { isId, newId } from '../platform/ids.ts'
-import type { AuthedProject } from '../platform/http/auth.ts'
+import type { AuthedProject } from '../projects/project-auth.ts'
 import type { AddMembersBody, CreateGroupBody, Group, UpdateGroupBody } from './groups.schemas.ts'
 import * as store from './groups.store.ts'
 

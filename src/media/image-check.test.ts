@@ -13,7 +13,7 @@ import {
   isHttpsUrl,
   readDimensions,
 } from './image-check.ts'
-import { pngHeader, toDataUrl } from './test-images.ts'
+import { pngHeader, toDataUrl } from './images.fixtures.ts'
 
 const solid = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 } } })

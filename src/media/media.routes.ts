@@ -4,9 +4,9 @@ import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { AppError } from '../platform/errors.ts'
 import { findMedia } from './media.store.ts'
-import { MediaErrorResponse, MediaFileParams, MediaFileResponse } from './media.schemas.ts'
-
-const FILE_NAME = /^([0-9a-f]{64})\.(png|jpg|webp)$/
+import { HOSTED_FILE_NAME } from './media.service.ts'
+import { MediaFileParams, MediaFileResponse } from './media.schemas.ts'
+import { ErrorBody } from '../platform/http/shared-schemas.ts'
 
 export function registerMediaRoutes(app: App, ctx: AppContext): void {
   app.get('/icons/:file', {
@@ -17,11 +17,11 @@ export function registerMediaRoutes(app: App, ctx: AppContext): void {
       response: {
         200: MediaFileResponse,
         304: { type: 'null', description: 'Not modified (If-None-Match matched).' },
-        404: MediaErrorResponse,
+        404: ErrorBody,
       },
     },
   }, async (request, reply) => {
-    const match = FILE_NAME.exec(request.params.file)
+    const match = HOSTED_FILE_NAME.exec(request.params.file)
     const media = match ? await findMedia(ctx.db, match[1]) : null
     // A known hash with another extension is not that file: one URL per file.
     if (!match || !media || media.ext !== match[2]) throw new AppError('media_not_found')

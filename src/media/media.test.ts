@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../../test/support/app.ts'
 import { AppError } from '../platform/errors.ts'
 import { MAX_ICON_BYTES } from './image-check.ts'
 import { resolveMedia, type MediaKind } from './media.service.ts'
-import { padPng, pngChunk, pngHeader, toDataUrl, withChunk } from './test-images.ts'
+import { padPng, pngChunk, pngHeader, toDataUrl, withChunk } from './images.fixtures.ts'
 
 let t: TestApp
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import type { AppContext } from '../platform/context.ts'
 import { AppError } from '../platform/errors.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { adminAuth } from '../platform/http/auth.ts'
-import { ErrorBody } from '../platform/http/error-body.ts'
+
 import {
   ApiKeyList,
   CreateApiKeyBody,
@@ -14,7 +14,6 @@ import {
   CreatedProject,
   CreateProjectBody,
   ListProjectsQuery,
-  Ok,
   PATCH_PROJECT_BODY_LIMIT,
   Project,
   ProjectKeyParams,
@@ -31,6 +30,7 @@ import {
   revokeProjectApiKey,
   updateProjectSettings,
 } from './admin.service.ts'
+import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 
 const tags = ['admin']
 const security = [{ adminToken: [] }]
@@ -90,9 +90,10 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
     '/admin/v1/projects/:id/api-keys',
     {
       onRequest,
-      // The body is optional: a bare POST (no name) is validated as {}.
+      // The body is optional: a bare POST (no body at all) is validated as {}.
+      // A body that is there must be the object the schema says; JSON null is not.
       preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {}
+        if (request.body === undefined) request.body = {}
       },
       schema: { tags, security, summary: 'Create an API key', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
     },

@@ -130,4 +130,3 @@ export const ApiKey = Type.Object({
 export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKey) })
 export type ApiKeyList = Static<typeof ApiKeyList>
 
-export const Ok = Type.Object({ ok: Type.Literal(true) })

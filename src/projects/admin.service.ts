@@ -29,6 +29,7 @@ import {
   type ProjectRow,
 } from './projects.store.ts'
 import { projectUsage, type ProjectUsage } from './usage.store.ts'
+import { readPage } from '../platform/paging.ts'
 
 export const DEFAULT_PAGE_SIZE = 50
 
@@ -94,11 +95,9 @@ export async function getProject(db: Database, id: string): Promise<Project> {
 
 export async function listProjectsForOperator(db: Database, query: ListProjectsQuery): Promise<ProjectList> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE
-  // One row more than asked tells whether another page follows.
-  const rows = await listProjectsPage(db, limit + 1, query.cursor ?? null)
-  const page = rows.slice(0, limit)
-  const projects = await Promise.all(page.map(async (row) => projectJson(row, await projectUsage(db, row.id))))
-  return { projects, next_cursor: rows.length > limit ? page[page.length - 1].id : null }
+  const { rows, next_cursor } = await readPage(limit, (n) => listProjectsPage(db, n, query.cursor ?? null))
+  const projects = await Promise.all(rows.map(async (row) => projectJson(row, await projectUsage(db, row.id))))
+  return { projects, next_cursor }
 }
 
 /**

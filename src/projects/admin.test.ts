@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../../test/support/app.ts'
-import { bearerAuth } from '../platform/http/auth.ts'
+import { bearerAuth } from './project-auth.ts'
 import { installErrorHandling } from '../platform/http/errors.ts'
 import { newId } from '../platform/ids.ts'
 import { lookupPrefix } from './api-keys.ts'
@@ -380,6 +380,22 @@ describe('API keys', () => {
     const list = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin })).json()
     expect(list.api_keys[1]).toMatchObject({ id: res.json().id, name: null })
     expect((await probeWith(res.json().api_key)).statusCode).toBe(200)
+  })
+
+  it('refuses a JSON body that is not an object (null, an array, a string), creating no key', async () => {
+    const created = await createProject()
+    for (const payload of ['null', '[]', '"ci"', '1']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/admin/v1/projects/${created.id}/api-keys`,
+        headers: { ...admin, 'content-type': 'application/json' },
+        payload,
+      })
+      expect(res.statusCode, payload).toBe(400)
+      expect(res.json().error).toMatchObject({ code: 'invalid_request', issues: [{ path: '(body)', message: 'must be object' }] })
+    }
+    const list = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin })).json()
+    expect(list.api_keys).toHaveLength(1)
   })
 
   it('refuses a key name over 128 characters', async () => {

@@ -3,10 +3,11 @@
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { AppError } from '../platform/errors.ts'
-import { bearerAuth, enforceRateLimit, projectFromQuery } from '../platform/http/auth.ts'
+import { bearerAuth, enforceProjectRateLimit, projectFromQuery } from './project-auth.ts'
 import { PATCH_PROJECT_BODY_LIMIT } from './admin.schemas.ts'
 import { describeProject, updateOwnProject } from './me.service.ts'
-import { ErrorResponse, MeResponse, UpdateMeBody, VapidKeyQuery, VapidKeyResponse } from './me.schemas.ts'
+import { MeResponse, UpdateMeBody, VapidKeyQuery, VapidKeyResponse } from './me.schemas.ts'
+import { ErrorBody } from '../platform/http/shared-schemas.ts'
 
 /**
  * A project's VAPID key never changes, so browsers may keep it a while; an
@@ -21,7 +22,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
       tags: ['project'],
       summary: 'The project of this API key: plan, limits, usage, VAPID public key',
       security: [{ apiKey: [] }],
-      response: { 200: MeResponse, 401: ErrorResponse, 429: ErrorResponse },
+      response: { 200: MeResponse, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => describeProject(ctx.db, request.project))
 
@@ -35,7 +36,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
       description: 'default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts. Answers like GET /v1/me.',
       security: [{ apiKey: [] }],
       body: UpdateMeBody,
-      response: { 200: MeResponse, 400: ErrorResponse, 401: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse },
+      response: { 200: MeResponse, 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => updateOwnProject(ctx.db, ctx.config, request.project, request.body))
 
@@ -45,7 +46,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
       summary: "The project's VAPID public key, for the browser SDK (no API key needed)",
       security: [{ project: [] }],
       querystring: VapidKeyQuery,
-      response: { 200: VapidKeyResponse, 400: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
+      response: { 200: VapidKeyResponse, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request, reply) => {
     if (!request.query.project) throw new AppError('missing_project', 'Give the project as the project query parameter.')
@@ -53,7 +54,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
     if (!project) throw new AppError('project_not_found')
     request.project = project
     // Counted like the other browser routes, so it cannot be used to hammer the database for free.
-    if (!(await enforceRateLimit(ctx, request, reply))) throw new AppError('rate_limited')
+    if (!(await enforceProjectRateLimit(ctx, request, reply))) throw new AppError('rate_limited')
     reply.header('Cache-Control', `public, max-age=${VAPID_KEY_MAX_AGE_SECONDS}`)
     return { vapid_public: project.vapid_public }
   })

@@ -49,6 +49,3 @@ export const VapidKeyResponse = Type.Object({
   vapid_public: Type.String({ description: 'The VAPID public key (base64url).' }),
 })
 
-export const ErrorResponse = Type.Object({
-  error: Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true }),
-})

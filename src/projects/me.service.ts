@@ -3,7 +3,7 @@
 import type { Config } from '../platform/config.ts'
 import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
-import type { AuthedProject } from '../platform/http/auth.ts'
+import type { AuthedProject } from './project-auth.ts'
 import { resolveDefaultIcon } from './admin.service.ts'
 import type { MeResponse, UpdateMeBody } from './me.schemas.ts'
 import { updateProject } from './projects.store.ts'

@@ -40,6 +40,18 @@ export async function findProjectById(q: Queryable, id: string): Promise<Project
   return result.rows[0] ?? null
 }
 
+/** A project's VAPID key pair, as fan-out signs with it. */
+export interface ProjectKeys {
+  id: string
+  vapid_public: string
+  vapid_private: string
+}
+
+export async function findProjectKeys(q: Queryable, projectId: string): Promise<ProjectKeys | null> {
+  const result = await q.query<ProjectKeys>('SELECT id, vapid_public, vapid_private FROM projects WHERE id = $1', [projectId])
+  return result.rows[0] ?? null
+}
+
 export async function listProjects(q: Queryable): Promise<ProjectRow[]> {
   const result = await q.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects ORDER BY id`)
   return result.rows

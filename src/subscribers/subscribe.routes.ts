@@ -2,10 +2,11 @@
 // authenticated by the project id alone; app.ts answers CORS for them.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { projectAuth } from '../platform/http/auth.ts'
-import { ErrorBody } from '../platform/http/error-body.ts'
-import { CreatedId, Ok, ProjectHeaders, ProjectQuery, SubscribeBody, UnsubscribeBody } from './subscribers.schemas.ts'
+import { projectAuth } from '../projects/project-auth.ts'
+
+import { CreatedId, ProjectHeaders, ProjectQuery, SubscribeBody, UnsubscribeBody } from './subscribers.schemas.ts'
 import * as service from './subscribe.service.ts'
+import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 
 const tags = ['subscribers']
 const security = [{ project: [] }]

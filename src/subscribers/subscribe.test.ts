@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
 import { fcmEndpoint, pushKeys, subscription } from './subscribers.fixtures.ts'
+import type { SubscriberRow } from './subscribers.store.ts'
 
 let t: TestApp
 beforeAll(async () => {
@@ -20,17 +21,8 @@ function post(url: string, payload: unknown, headers: Record<string, string> = {
 
 const subscribeAs = (p: TestProject, payload: unknown) => post(`/v1/subscribe?project=${p.id}`, payload)
 
-interface Row {
-  id: string
-  project_id: string
-  endpoint: string
-  p256dh: string
-  auth: string
-  external_id: string | null
-  status: string
-  created_at: Date
-  last_seen_at: Date
-}
+/** A subscribers row as the store reads it. */
+type Row = SubscriberRow
 
 async function rows(projectId: string): Promise<Row[]> {
   const result = await t.database.db.query<Row>('SELECT * FROM subscribers WHERE project_id = $1 ORDER BY id', [projectId])

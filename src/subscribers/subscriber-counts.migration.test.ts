@@ -1,39 +1,21 @@
 // Migration 0003 on a database that already has projects and subscribers:
 // the counters start from a count of the existing rows, then the triggers
 // keep them. Runs on a database of its own migrated up to 0002 first.
-import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { withDatabase, testDbMode } from '../../test/support/database.ts'
-import { openDatabase, type Database } from '../platform/db/database.ts'
+import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts'
+import type { Database } from '../platform/db/database.ts'
 import { migrate, readMigrations } from '../platform/db/migrate.ts'
 
+let test: TestDatabase
 let db: Database
-let dropDatabase = async (): Promise<void> => undefined
 
 beforeAll(async () => {
-  if (testDbMode() === 'embedded') {
-    db = await openDatabase({ databaseUrl: null, dataDir: null })
-    return
-  }
   // Not cloned from the test template, which has every migration applied.
-  const serverUrl = process.env.DATABASE_URL as string
-  const name = `herald_test_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  db = await openDatabase({ databaseUrl: withDatabase(serverUrl, name), dataDir: null, poolSize: 2 })
-  dropDatabase = async () => {
-    const client = new pg.Client({ connectionString: serverUrl })
-    await client.connect()
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await client.end()
-  }
+  test = await createTestDatabase({ migrated: false })
+  db = test.db
 })
 afterAll(async () => {
-  await db.close()
-  await dropDatabase()
+  await test?.drop()
 })
 
 async function counters(): Promise<Record<string, number>> {

@@ -3,7 +3,8 @@
 // or is removed, the counter must equal an exact count of the rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { recordBatch, type SendingBroadcast } from '../delivery/fanout.store.ts'
+import type { SendingBroadcast } from '../broadcasts/broadcast-state.ts'
+import { recordBatch } from '../delivery/batch-outcomes.ts'
 import { newId } from '../platform/ids.ts'
 import { subscribe, subscription } from './subscribers.fixtures.ts'
 

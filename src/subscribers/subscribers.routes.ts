@@ -2,8 +2,8 @@
 // Bearer auth. Erasure is a hard delete; memberships and event rows cascade.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { bearerAuth } from '../platform/http/auth.ts'
-import { ErrorBody } from '../platform/http/error-body.ts'
+import { bearerAuth } from '../projects/project-auth.ts'
+
 import {
   Deleted,
   EraseByEndpointBody,
@@ -16,6 +16,7 @@ import {
 } from './subscribers.schemas.ts'
 import * as service from './subscribers.service.ts'
 import * as store from './subscribers.store.ts'
+import { ErrorBody } from '../platform/http/shared-schemas.ts'
 
 const tags = ['subscribers']
 const security = [{ apiKey: [] }]

@@ -18,6 +18,15 @@ export const ExternalId = Type.String({
   description: 'The customer’s own user id: A-Z a-z 0-9 _ - only.',
 })
 
+/** The push service of a subscription, from its endpoint's host (migration 0006): apple is web.push.apple.com, wns Microsoft's. */
+export const PUSH_SERVICES = ['fcm', 'mozilla', 'apple', 'wns', 'other'] as const
+export const PushService = Type.Union([
+  Type.Literal('fcm'), Type.Literal('mozilla'), Type.Literal('apple'), Type.Literal('wns'), Type.Literal('other'),
+], {
+  description: "The subscription's push service, from its endpoint's host: fcm, mozilla, apple, wns, or other.",
+})
+export type PushService = Static<typeof PushService>
+
 export const SubscriberStatus = Type.Union([Type.Literal('active'), Type.Literal('unsubscribed'), Type.Literal('expired')])
 export type SubscriberStatus = Static<typeof SubscriberStatus>
 
@@ -58,6 +67,7 @@ export const Subscriber = Type.Object({
   endpoint: Type.String(),
   external_id: Type.Union([Type.String(), Type.Null()]),
   status: SubscriberStatus,
+  push_service: PushService,
   group_ids: Type.Array(Type.String()),
   created_at: Type.Integer({ description: 'Unix ms' }),
   last_seen_at: Type.Integer({ description: 'Unix ms' }),
@@ -95,5 +105,4 @@ export const EraseByEndpointBody = Type.Object({ endpoint: Type.String({ minLeng
 export type EraseByEndpointBody = Static<typeof EraseByEndpointBody>
 
 export const CreatedId = Type.Object({ id: Type.String() })
-export const Ok = Type.Object({ ok: Type.Literal(true) })
 export const Deleted = Type.Object({ deleted: Type.Integer() })

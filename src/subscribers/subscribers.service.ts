@@ -4,6 +4,7 @@ import { AppError } from '../platform/errors.ts'
 import { isId } from '../platform/ids.ts'
 import { PAGE_LIMIT_DEFAULT, type ListSubscribersQuery, type Subscriber } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
+import { readPage } from '../platform/paging.ts'
 
 function toSubscriber(row: store.SubscriberWithGroups): Subscriber {
   return {
@@ -11,6 +12,7 @@ function toSubscriber(row: store.SubscriberWithGroups): Subscriber {
     endpoint: row.endpoint,
     external_id: row.external_id,
     status: row.status,
+    push_service: row.push_service,
     group_ids: row.group_ids,
     created_at: row.created_at.getTime(),
     last_seen_at: row.last_seen_at.getTime(),
@@ -27,19 +29,16 @@ export async function listSubscribers(
   query: ListSubscribersQuery,
 ): Promise<{ subscribers: Subscriber[]; next_cursor: string | null }> {
   const limit = query.limit ?? PAGE_LIMIT_DEFAULT
-  // One row more than asked tells whether another page follows.
-  const rows = await store.listSubscribers(db, projectId, {
-    status: query.status,
-    externalId: query.external_id,
-    groupId: query.group_id,
-    before: query.cursor,
-    limit: limit + 1,
-  })
-  const page = rows.slice(0, limit)
-  return {
-    subscribers: page.map(toSubscriber),
-    next_cursor: rows.length > limit ? page[page.length - 1].id : null,
-  }
+  const { rows, next_cursor } = await readPage(limit, (n) =>
+    store.listSubscribers(db, projectId, {
+      status: query.status,
+      externalId: query.external_id,
+      groupId: query.group_id,
+      before: query.cursor,
+      limit: n,
+    }),
+  )
+  return { subscribers: rows.map(toSubscriber), next_cursor }
 }
 
 export async function getSubscriber(db: Database, projectId: string, id: string): Promise<Subscriber> {

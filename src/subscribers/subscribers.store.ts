@@ -1,7 +1,7 @@
 // SQL for subscribers. Every query names the project: a subscriber of
 // another project is simply not found.
 import type { Queryable } from '../platform/db/database.ts'
-import type { SubscriberStatus } from './subscribers.schemas.ts'
+import type { PushService, SubscriberStatus } from './subscribers.schemas.ts'
 
 export interface SubscriberRow {
   id: string
@@ -11,13 +11,14 @@ export interface SubscriberRow {
   auth: string
   external_id: string | null
   status: SubscriberStatus
+  push_service: PushService
   created_at: Date
   last_seen_at: Date
 }
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.created_at, s.last_seen_at'
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.created_at, s.last_seen_at'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -169,4 +170,14 @@ export async function countByStatus(q: Queryable, projectId: string): Promise<{ 
   )
   const row = result.rows[0]
   return { active: Number(row.active), unsubscribed: Number(row.unsubscribed), expired: Number(row.expired) }
+}
+
+/**
+ * Marks subscriptions their push service says are gone (404, 410) expired:
+ * they get nothing more (decisions.md §3). Only active ones change; ids in
+ * sorted order, the order other transactions lock subscribers in.
+ */
+export async function expireSubscribers(q: Queryable, ids: string[]): Promise<void> {
+  if (ids.length === 0) return
+  await q.query(`UPDATE subscribers SET status = 'expired' WHERE id = ANY($1::text[]) AND status = 'active'`, [[...ids].sort()])
 }

@@ -48,7 +48,7 @@ function expectNotFound(res: { statusCode: number; json(): any }) {
 }
 
 describe('GET /v1/subscribers/:sid', () => {
-  it('answers { id, endpoint, external_id, status, group_ids, created_at, last_seen_at }', async () => {
+  it('answers { id, endpoint, external_id, status, push_service, group_ids, created_at, last_seen_at }', async () => {
     const p = await t.project()
     const g1 = await newGroup(p, 'one')
     const g2 = await newGroup(p, 'two')
@@ -63,6 +63,7 @@ describe('GET /v1/subscribers/:sid', () => {
       endpoint: body.endpoint,
       external_id: 'u1',
       status: 'active',
+      push_service: 'fcm',
       group_ids: [g1, g2].sort(),
       created_at: expect.any(Number),
       last_seen_at: expect.any(Number),
@@ -72,6 +73,28 @@ describe('GET /v1/subscribers/:sid', () => {
     expect(got.last_seen_at).toBeGreaterThanOrEqual(got.created_at)
     // Never the keys: they are the subscriber's secret with the push service.
     expect(res.body).not.toContain((body.keys as { auth: string }).auth)
+  })
+
+  it('names the push service by the endpoint host, whole or by dot-suffix, never by substring', async () => {
+    const p = await t.project()
+    const cases: Array<[string, string]> = [
+      ['https://fcm.googleapis.com/fcm/send/abc', 'fcm'],
+      ['https://android.googleapis.com/gcm/send/abc', 'fcm'],
+      ['https://updates.push.services.mozilla.com/wpush/v2/abc', 'mozilla'],
+      ['https://web.push.apple.com/QJ3x', 'apple'],
+      ['https://WNS2-PAR02P.notify.windows.com/w/?token=abc', 'wns'],
+      ['https://push.example.com/fcm.googleapis.com/abc', 'other'],
+      ['https://fcm.googleapis.com.evil.example/abc', 'other'],
+      ['https://notpush.apple.com/abc', 'other'],
+    ]
+    for (const [endpoint, expected] of cases) {
+      await t.database.db.query(
+        `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, 'p', 'a')`,
+        [newId('sub'), p.id, endpoint],
+      )
+    }
+    const got = Object.fromEntries((await listAll(p, '?limit=100')).map((s) => [s.endpoint, s.push_service]))
+    expect(got).toEqual(Object.fromEntries(cases))
   })
 
   it('shows external_id null, no groups, and the status after unsubscribe', async () => {

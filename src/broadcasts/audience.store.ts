@@ -1,7 +1,8 @@
 // Who a broadcast reaches: its target as one SQL condition over subscribers
 // `s`, used to count the audience and to page through it in id order.
 import type { Queryable } from '../platform/db/database.ts'
-import type { Target } from '../broadcasts/broadcasts.schemas.ts'
+import type { Target } from './broadcasts.schemas.ts'
+import type { PushService } from '../subscribers/subscribers.schemas.ts'
 
 /** A broadcast's target, as the send schema defines it (one type, not a copy). */
 export type AudienceTarget = Target
@@ -50,6 +51,8 @@ export interface Recipient {
   p256dh: string
   auth: string
   external_id: string | null
+  /** Counted by, in the broadcast's progress (subscribers.push_service, migration 0006). */
+  push_service: PushService
 }
 
 /** The audience members with ids in (after, through]. */
@@ -63,7 +66,7 @@ export async function audienceSlice(
   const where = audienceCondition(projectId, target)
   const n = where.params.length
   const result = await q.query<Recipient>(
-    `SELECT s.id, s.endpoint, s.p256dh, s.auth, s.external_id FROM subscribers s
+    `SELECT s.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service FROM subscribers s
       WHERE ${where.sql} AND ($${n + 1}::text IS NULL OR s.id > $${n + 1}) AND s.id <= $${n + 2}
       ORDER BY s.id`,
     [...where.params, after, through],
@@ -74,7 +77,7 @@ export async function audienceSlice(
 /** Still-active subscribers of the project among ids (retries skip those that left meanwhile). */
 export async function activeRecipients(q: Queryable, projectId: string, ids: string[]): Promise<Recipient[]> {
   const result = await q.query<Recipient>(
-    `SELECT id, endpoint, p256dh, auth, external_id FROM subscribers
+    `SELECT id, endpoint, p256dh, auth, external_id, push_service FROM subscribers
       WHERE project_id = $1 AND status = 'active' AND id = ANY($2::text[]) ORDER BY id`,
     [projectId, ids],
   )

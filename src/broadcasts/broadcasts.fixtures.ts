@@ -2,6 +2,7 @@
 // groups belong to other domains; the tests only need them to exist), a valid
 // send body, and real PNG/JPEG/WebP images of chosen sizes for data URLs.
 import sharp from 'sharp'
+import type { LightMyRequestResponse } from 'fastify'
 import type { Queryable } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
 import type { TestApp, TestProject } from '../../test/support/app.ts'
@@ -35,7 +36,6 @@ export async function insertGroup(q: Queryable, projectId: string, memberIds: st
   return id
 }
 
-/** The smallest valid send body, with `extra` merged over it (notification merged field by field). */
 /** A sent broadcast row, for tests that only need one to exist (events, webhooks, rate limits). */
 export async function insertSentBroadcast(q: Queryable, projectId: string): Promise<string> {
   const id = newId('bdc')
@@ -47,13 +47,29 @@ export async function insertSentBroadcast(q: Queryable, projectId: string): Prom
   return id
 }
 
+/** The smallest valid send body, with `extra` merged over it (notification merged field by field). */
 export function sendBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
   const { notification, ...rest } = extra as { notification?: Record<string, unknown> }
   return { target: { type: 'all' }, notification: { title: 'Hello', body: 'World', ...notification }, ...rest }
 }
 
-export function send(t: TestApp, project: TestProject, body: unknown) {
-  return t.app.inject({ method: 'POST', url: '/v1/send', headers: project.auth, payload: body as Record<string, unknown> })
+export type SendCall = (t: TestApp, project: TestProject, body: unknown) => Promise<LightMyRequestResponse>
+
+const postSend: SendCall = (t, project, body) =>
+  t.app.inject({ method: 'POST', url: '/v1/send', headers: project.auth, payload: body as Record<string, unknown> })
+let sendVia: SendCall = postSend
+
+/**
+ * Routes every send() of this test file through `wrap(post)` instead of
+ * straight to POST /v1/send: send.dry-run.twins.test.ts runs the send tests
+ * with a dry run before each send.
+ */
+export function routeSends(wrap: (post: SendCall) => SendCall): void {
+  sendVia = wrap(postSend)
+}
+
+export function send(t: TestApp, project: TestProject, body: unknown): Promise<LightMyRequestResponse> {
+  return sendVia(t, project, body)
 }
 
 export async function getBroadcast(t: TestApp, project: TestProject, id: string) {

@@ -1,0 +1,26 @@
+// The 200 answer of POST /v1/send with "dry_run": true (issue 11): what the
+// send would do, without doing it. Its request is the send body
+// (broadcasts.schemas.ts), dry_run included.
+import { Type, type Static } from 'typebox'
+
+const Count = Type.Integer({ minimum: 0 })
+
+export const DryRunWarning = Type.Object({
+  code: Type.String({ description: 'Stable code to branch on; the list is in docs/decisions.md, "Dry run".' }),
+  message: Type.String({ description: 'The warning in plain English.' }),
+  path: Type.Optional(Type.String({ description: 'The request field the warning is about, e.g. notification.title.' })),
+})
+export type DryRunWarning = Static<typeof DryRunWarning>
+
+export const DryRunResponse = Type.Object({
+  dry_run: Type.Literal(true),
+  audience: Type.Integer({ minimum: 0, description: 'Active subscribers the send would reach now (for scheduled_at: now, not at fire time).' }),
+  by_push_service: Type.Object(
+    { fcm: Count, mozilla: Count, apple: Count, wns: Count, other: Count },
+    { description: 'The audience by push service (the subscribers\' push_service); the five add up to audience.' },
+  ),
+  payload_bytes: Type.Integer({ minimum: 0, description: 'Bytes of the encrypted body each push carries (RFC 8291 aes128gcm).' }),
+  fetch: Type.Boolean({ description: 'true when the notification does not fit in one push: pushes carry a fetch: true stub and the service worker fetches the content.' }),
+  warnings: Type.Array(DryRunWarning),
+})
+export type DryRunResponse = Static<typeof DryRunResponse>

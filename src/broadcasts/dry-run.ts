@@ -1,0 +1,70 @@
+// POST /v1/send with "dry_run": true (issue 11): the checks of a real send, in
+// its order and with its errors (checkSend, checkMedia), then what the send
+// would do: its audience by push service, the size of each push and whether
+// it is the fetch: true stub, and warnings. It creates no broadcast, enqueues
+// no job, stores no media and reserves no pushes: its reads run in one
+// read-only transaction, and media is checked but not stored.
+import { pushBodySize } from '../delivery/payload.ts'
+import { newId } from '../platform/ids.ts'
+import { checkMedia, isHostedMedia } from '../media/media.service.ts'
+import type { AuthedProject } from '../projects/project-auth.ts'
+import type { SendBody } from './broadcasts.schemas.ts'
+import { countAudienceByPushService } from './audience-breakdown.store.ts'
+import type { DryRunResponse } from './dry-run.schemas.ts'
+import { dryRunWarnings } from './dry-run-warnings.ts'
+import { fullPayload, type NotificationContent } from './notification-payload.ts'
+import { checkSend, type SendDeps } from './send.service.ts'
+
+export interface DryRunOptions {
+  /** The time the send is judged at (tests). Default now. */
+  now?: number
+}
+
+export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: SendBody, options: DryRunOptions = {}): Promise<DryRunResponse> {
+  const { db, config } = deps
+  const now = options.now ?? Date.now()
+  const notification = body.notification
+
+  // One snapshot, so the audience (counted as the real send counts it, which
+  // for an `all` target reads the project's counter) and its breakdown agree.
+  // READ ONLY: should anything below ever try to write, the dry run fails.
+  const { checked, byPushService } = await db.transaction(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
+    const checked = await checkSend(tx, project, body, now)
+    return { checked, byPushService: await countAudienceByPushService(tx, project.id, body.target) }
+  })
+
+  // Media last, as in the real send: the same checks, nothing stored.
+  const icon = notification.icon !== undefined ? await checkMedia(config, 'icon', notification.icon) : null
+  const image = notification.image !== undefined ? await checkMedia(config, 'image', notification.image) : null
+
+  const content: NotificationContent = {
+    project_id: project.id,
+    // Not stored anywhere: an id of the real one's length, so the payload's size is the real one's.
+    broadcast_id: newId('bdc', now),
+    title: notification.title,
+    body: notification.body,
+    icon: icon?.url ?? project.default_icon ?? null,
+    image: image?.url ?? null,
+    url: checked.url,
+  }
+  const size = pushBodySize(content)
+
+  return {
+    dry_run: true,
+    audience: checked.audience,
+    by_push_service: byPushService,
+    payload_bytes: size.bytes,
+    fetch: size.fetch,
+    warnings: dryRunWarnings({
+      body,
+      now,
+      audience: checked.audience,
+      byPushService,
+      fetch: size.fetch,
+      fullJsonBytes: Buffer.byteLength(JSON.stringify(fullPayload(content)), 'utf8'),
+      iconHosted: icon !== null && (icon.file !== null || (await isHostedMedia(db, config, icon.url))),
+      imageHosted: image !== null && (image.file !== null || (await isHostedMedia(db, config, image.url))),
+    }),
+  }
+}

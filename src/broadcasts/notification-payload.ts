@@ -1,0 +1,43 @@
+// The notification a broadcast sends, as the browser's service worker reads it
+// (decisions.md §4): the push payload's JSON when it fits in one push, and the
+// body of GET /v1/notifications/:broadcast_id when it does not (delivery's
+// payload.ts then pushes a `fetch: true` stub instead).
+import { Type, type Static } from 'typebox'
+
+export interface NotificationContent {
+  project_id: string
+  broadcast_id: string
+  title: string
+  body: string
+  icon: string | null
+  image: string | null
+  url: string
+}
+
+/** The push payload's JSON: also the body of GET /v1/notifications/:broadcast_id. */
+export const NotificationPayload = Type.Object({
+  v: Type.Literal(1),
+  project_id: Type.String(),
+  broadcast_id: Type.String(),
+  title: Type.String(),
+  body: Type.String(),
+  icon: Type.Optional(Type.String()),
+  image: Type.Optional(Type.String()),
+  url: Type.String(),
+})
+export type NotificationPayload = Static<typeof NotificationPayload>
+
+/** The full payload; icon and image are left out when there are none. */
+export function fullPayload(content: NotificationContent): NotificationPayload {
+  const payload: NotificationPayload = {
+    v: 1,
+    project_id: content.project_id,
+    broadcast_id: content.broadcast_id,
+    title: content.title,
+    body: content.body,
+    url: content.url,
+  }
+  if (content.icon) payload.icon = content.icon
+  if (content.image) payload.image = content.image
+  return payload
+}

@@ -1,0 +1,98 @@
+// What one batch of pushes came to, and how it is recorded: in one
+// transaction with the batch job's completion (fanout.ts), the delivered and
+// failed events (with their webhooks), the subscriptions found gone, and the
+// broadcast's counts (by reason and push service, retrying, the last error:
+// tallied here, added in the one UPDATE of the broadcast row), in the lock
+// order fanout.ts gives.
+import type { Queryable } from '../platform/db/database.ts'
+import { newId } from '../platform/ids.ts'
+import { addOutcomes, emptyDelta, type LastPushError, type PushServiceCounts, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'
+import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
+import { recordEvents, type NewEvent } from '../events/events.store.ts'
+import type { PushService } from '../subscribers/subscribers.schemas.ts'
+import { expireSubscribers } from '../subscribers/subscribers.store.ts'
+
+export type { FailReason }
+
+/** Pushes by push service (the retry jobs carry theirs in this form). */
+export type PushServiceTally = Partial<Record<PushService, number>>
+
+export interface Delivered {
+  subscriberId: string
+  externalId: string | null
+  /** Counted in the broadcast's breakdown by push service; left out, the push counts only in the totals. */
+  pushService?: PushService
+}
+
+export interface Failed extends Delivered {
+  reason: FailReason
+  /** The push service's HTTP status, or null when it never answered. */
+  status: number | null
+}
+
+export interface BatchOutcomes {
+  delivered: Delivered[]
+  failed: Failed[]
+  /** The pushes this job queued for a retry, by push service. */
+  retrying?: PushServiceTally
+  /** The retry job that ran: the pushes it carried, by push service (no longer retrying), and how many of their subscribers had left meanwhile. */
+  retried?: { byPushService: PushServiceTally; left: number }
+  lastError?: LastPushError | null
+}
+
+/** The batch's counts as broadcast-state adds them: a pass over the outcomes, no query. */
+function tally(outcomes: BatchOutcomes) {
+  const delta = emptyDelta()
+  const of = (service: PushService): PushServiceCounts => (delta.byPushService[service] ??= { delivered: 0, failed: 0, retrying: 0 })
+  delta.delivered = outcomes.delivered.length
+  delta.failed = outcomes.failed.length
+  for (const d of outcomes.delivered) if (d.pushService) of(d.pushService).delivered++
+  for (const f of outcomes.failed) {
+    delta.failures[f.reason]++
+    if (f.pushService) of(f.pushService).failed++
+  }
+  for (const [service, n] of Object.entries(outcomes.retrying ?? {}) as [PushService, number][]) {
+    of(service).retrying += n
+    delta.retrying += n
+  }
+  if (outcomes.retried) {
+    for (const [service, n] of Object.entries(outcomes.retried.byPushService) as [PushService, number][]) {
+      of(service).retrying -= n
+      delta.retrying -= n
+    }
+    delta.left = outcomes.retried.left
+  }
+  delta.lastError = outcomes.lastError ?? null
+  return delta
+}
+
+/**
+ * Records one batch's outcomes. `jobsDelta` adjusts the broadcast's batches
+ * outstanding (-1 for the finished job, +1 per job it enqueued). Returns true
+ * when this was the broadcast's last outstanding job and it is now sent.
+ *
+ * The broadcast row, which every batch of the broadcast updates, is touched
+ * last: it stays locked from that one UPDATE to the commit, not for the whole
+ * transaction, so batches finishing together queue on it for a round trip each.
+ */
+export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, outcomes: BatchOutcomes, jobsDelta: number): Promise<boolean> {
+  const event = (who: Delivered, type: 'delivered' | 'failed', meta: NewEvent['meta']): NewEvent => ({
+    id: newId('evt'),
+    project_id: broadcast.project_id,
+    broadcast_id: broadcast.id,
+    subscriber_id: who.subscriberId,
+    external_id: who.externalId,
+    type,
+    meta,
+  })
+  // In subscriber id order, the order erasure deletes a user's subscribers in,
+  // so the key-share locks the events' foreign keys take queue the same way.
+  const events = [
+    ...outcomes.delivered.map((d) => event(d, 'delivered', null)),
+    ...outcomes.failed.map((f) => event(f, 'failed', { reason: f.reason, status: f.status })),
+  ].sort((a, b) => (a.subscriber_id! < b.subscriber_id! ? -1 : a.subscriber_id! > b.subscriber_id! ? 1 : 0))
+  // The events of the broadcast being sent, under its own project: no ownership check needed.
+  await recordEvents(q, events, { ownBroadcasts: true })
+  await expireSubscribers(q, outcomes.failed.filter((f) => f.reason === 'gone').map((f) => f.subscriberId))
+  return addOutcomes(q, broadcast.id, tally(outcomes), jobsDelta)
+}

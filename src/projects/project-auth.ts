@@ -1,0 +1,87 @@
+// How a request proves which project it acts for (api.md §5, decisions.md §2):
+// a project's API key (bearer routes) or a project id (browser routes). Each
+// is an onRequest hook, so a request is refused before its body is read; the
+// request is then counted against the project's requests_per_minute.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AppContext } from '../platform/context.ts'
+import { AppError } from '../platform/errors.ts'
+import { bearerToken } from '../platform/http/auth.ts'
+import { enforceRateLimit } from '../platform/http/request-limit.ts'
+import { lookupPrefix, secretMatches } from './api-keys.ts'
+import { effectiveLimits, type Limits } from './plans.ts'
+import { findActiveKeyByPrefix, findProjectById, type ProjectRow } from './projects.store.ts'
+
+/** The project a request acts for, with its plan's numbers resolved. */
+export interface AuthedProject extends ProjectRow {
+  /** The plan's numbers with the project's overrides applied. */
+  effectiveLimits: Limits
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    project: AuthedProject
+  }
+}
+
+function authed(project: ProjectRow): AuthedProject {
+  return { ...project, effectiveLimits: effectiveLimits(project.plan, project.limits) }
+}
+
+/** Counts the request against the project's requests_per_minute (request.project unless given); false past it. */
+export function enforceProjectRateLimit(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  project: Pick<AuthedProject, 'id' | 'effectiveLimits'> = request.project,
+): Promise<boolean> {
+  return enforceRateLimit(ctx, request, reply, { key: `prj:${project.id}`, requestsPerMinute: project.effectiveLimits.requests_per_minute })
+}
+
+async function projectFromApiKey(ctx: AppContext, request: FastifyRequest): Promise<ProjectRow> {
+  const key = bearerToken(request)
+  const prefix = key ? lookupPrefix(key) : null
+  if (!key || !prefix) throw new AppError('invalid_api_key')
+  const found = await findActiveKeyByPrefix(ctx.db, prefix)
+  if (!found || !secretMatches(key, found.key.hash)) throw new AppError('invalid_api_key')
+  return found.project
+}
+
+/** Bearer routes: Authorization: Bearer <API key>. */
+export function bearerAuth(ctx: AppContext) {
+  return async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    request.project = authed(await projectFromApiKey(ctx, request))
+    if (!(await enforceProjectRateLimit(ctx, request, reply))) throw new AppError('rate_limited')
+  }
+}
+
+function projectIdFrom(request: FastifyRequest, allowHeader: boolean): string | null {
+  const query = request.query as Record<string, unknown> | undefined
+  const fromQuery = typeof query?.project === 'string' && query.project !== '' ? query.project : null
+  if (fromQuery || !allowHeader) return fromQuery
+  const header = request.headers['x-service-project']
+  return typeof header === 'string' && header !== '' ? header : null
+}
+
+/** Browser routes: ?project=prj_x or X-Service-Project: prj_x (subscribe, unsubscribe). */
+export function projectAuth(ctx: AppContext) {
+  return async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const id = projectIdFrom(request, true)
+    if (!id) throw new AppError('missing_project')
+    const project = await findProjectById(ctx.db, id)
+    if (!project) throw new AppError('project_not_found')
+    request.project = authed(project)
+    if (!(await enforceProjectRateLimit(ctx, request, reply))) throw new AppError('rate_limited')
+  }
+}
+
+/**
+ * Looks up the project named by ?project= only (events, notifications,
+ * vapid-public-key); null when it is missing or unknown. Callers decide what
+ * that means for them; nothing is thrown.
+ */
+export async function projectFromQuery(ctx: AppContext, request: FastifyRequest): Promise<AuthedProject | null> {
+  const id = projectIdFrom(request, false)
+  if (!id || id.length > 64) return null
+  const project = await findProjectById(ctx.db, id)
+  return project ? authed(project) : null
+}
