@@ -24,6 +24,8 @@ export interface FanoutResult {
   p99Ms: number
   lastPushMs: number
   peakRssMb: number
+  /** Herald's CPU (every thread) from POST /v1/send to the last push, per push, in µs. */
+  cpuPerPushMicros: number
   delivered: number
   small: { p50Ms: number; p99Ms: number; runs: number }
   vapid: { publicKey: string; privateKey: string }
@@ -129,11 +131,13 @@ export async function benchFanout(options: {
   )
   try {
     await push.reset()
+    const cpuBefore = herald.cpuMicros()
     const start = Date.now()
     const sent = await post(`${herald.url}/v1/send`, prepared.apiKey, { target: { type: 'all' }, notification })
     if (sent.status !== 202) throw new Error(`send failed: ${sent.status} ${JSON.stringify(sent.json)}`)
     const arrivals = (await waitForPushes(push, n, 30 * 60_000)).map((at) => at - start).sort((a, b) => a - b)
     const last = arrivals[arrivals.length - 1]
+    const cpuPerPushMicros = (herald.cpuMicros() - cpuBefore) / n
     // Herald has answered every push by now; the broadcast records it a moment later.
     let state: Record<string, unknown> = {}
     for (let i = 0; i < 100; i++) {
@@ -169,6 +173,7 @@ export async function benchFanout(options: {
       p99Ms: percentile(arrivals, 99),
       lastPushMs: last,
       peakRssMb: herald.peakRssMb(),
+      cpuPerPushMicros,
       delivered: Number(state.delivered ?? 0),
       small: { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), runs: latencies.length },
       vapid: prepared.vapid,

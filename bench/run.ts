@@ -57,7 +57,7 @@ if (values.only === undefined || values.only === 'fanout') {
     console.log(
       `  herald (${storage}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms, ` +
         `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, last ${fmt(result.lastPushMs)} ms; ` +
-        `peak RSS ${result.peakRssMb} MB; delivered ${fmt(result.delivered)}`,
+        `peak RSS ${result.peakRssMb} MB; CPU ${fmt(result.cpuPerPushMicros)} µs/push (all threads); delivered ${fmt(result.delivered)}`,
     )
     console.log(
       `  herald (${storage}): 10-subscriber broadcast, POST /v1/send returned → 10th push accepted: ` +
@@ -72,7 +72,7 @@ if (values.only === undefined || values.only === 'fanout') {
     vapid: results[0].vapid,
     payload: JSON.stringify({ v: 1, title: 'Benchmark', body: 'A notification of ordinary size, with a body of a sentence or two.', url: '/bench' }),
   })
-  console.log(`  web-push (keep-alive agent, 50 in flight): ${fmt(baseline.pushesPerSecond)} pushes/s (${fmt(baseline.pushes)} pushes in ${baseline.seconds.toFixed(1)} s, ${baseline.failed} failed)`)
+  console.log(`  web-push (keep-alive agent, 50 in flight): ${fmt(baseline.pushesPerSecond)} pushes/s (${fmt(baseline.pushes)} pushes in ${baseline.seconds.toFixed(1)} s, ${baseline.failed} failed); CPU ${fmt(baseline.cpuPerPushMicros)} µs/push`)
   for (const result of results) {
     console.log(`  ratio herald (${result.storage}) / web-push: ${(result.pushesPerSecond / baseline.pushesPerSecond).toFixed(2)}x`)
   }

@@ -99,6 +99,8 @@ export interface HeraldProcess {
   url: string
   /** Peak resident memory of the process so far (VmHWM), in MB. */
   peakRssMb(): number
+  /** CPU time the process has used so far, every thread of it (user + system), in µs. */
+  cpuMicros(): number
   stop(): Promise<void>
 }
 
@@ -159,11 +161,30 @@ export async function startHerald(env: Record<string, string>, port: number): Pr
       const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
       return Math.round(kb / 1024)
     },
+    cpuMicros() {
+      return processCpuMicros(child.pid!)
+    },
     async stop() {
       child.kill('SIGTERM')
       await new Promise((resolve) => child.once('exit', resolve))
     },
   }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux everywhere). */
+const CLOCK_TICKS = 100
+
+/**
+ * CPU time of a process and all its threads (utime + stime of /proc/pid/stat,
+ * which sums the threads; plus its waited-for children), in µs.
+ */
+export function processCpuMicros(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // utime, stime, cutime, cstime are fields 14-17 of the line, 12-15 after the name.
+  const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+  return (ticks / CLOCK_TICKS) * 1e6
 }
 
 export function percentile(sorted: number[], p: number): number {

@@ -12,6 +12,8 @@ export interface BaselineResult {
   pushesPerSecond: number
   failed: number
   seconds: number
+  /** CPU of this process (every thread) per push, in µs: web-push's work and nothing else runs here meanwhile. */
+  cpuPerPushMicros: number
 }
 
 export async function benchWebPush(options: {
@@ -25,6 +27,7 @@ export async function benchWebPush(options: {
   await options.push.reset()
   let next = 0
   let failed = 0
+  const cpuBefore = process.cpuUsage()
   const start = Date.now()
   const lane = async () => {
     while (next < options.subscriptions.length) {
@@ -42,7 +45,8 @@ export async function benchWebPush(options: {
   }
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane))
   const seconds = (Date.now() - start) / 1000
+  const cpu = process.cpuUsage(cpuBefore)
   agent.destroy()
   const stats = await options.push.stats()
-  return { pushes: stats.count, pushesPerSecond: stats.count / seconds, failed: failed + stats.rejectedCount, seconds }
+  return { pushes: stats.count, pushesPerSecond: stats.count / seconds, failed: failed + stats.rejectedCount, seconds, cpuPerPushMicros: (cpu.user + cpu.system) / Math.max(1, stats.count) }
 }

@@ -5,7 +5,7 @@
 import { createECDH, randomBytes } from 'node:crypto'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { padPng } from '../src/media/test-images.ts'
+import { padPng } from '../src/media/images.fixtures.ts'
 import { ADMIN_TOKEN, createTestApp, type TestApp } from './support/app.ts'
 
 let t: TestApp
@@ -1028,7 +1028,7 @@ describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
 })
 
 describe('decisions.md §3: subscribers', () => {
-  it('GET /v1/subscribers/:sid: { id, endpoint, external_id, status, group_ids, created_at, last_seen_at }', async () => {
+  it('GET /v1/subscribers/:sid: { id, endpoint, external_id, status, push_service, group_ids, created_at, last_seen_at }', async () => {
     const p = await newProject()
     const g = await createGroup(p)
     const ep = endpoint()
@@ -1036,7 +1036,7 @@ describe('decisions.md §3: subscribers', () => {
     const res = await bearer(p, 'GET', `/v1/subscribers/${id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
-      id, endpoint: ep, external_id: 'user_1', status: 'active', group_ids: [g], created_at: expect.any(Number), last_seen_at: expect.any(Number),
+      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], created_at: expect.any(Number), last_seen_at: expect.any(Number),
     })
     expect(Number.isInteger(res.json().created_at)).toBe(true)
     const anon = await subscribe(p)
@@ -1372,7 +1372,7 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     ['delete', '/v1/groups/{id}', ['200', ...AUTH, '404']],
     ['post', '/v1/groups/{id}/subscribers', ['200', '400', ...AUTH, '404']],
     ['delete', '/v1/groups/{id}/subscribers/{sid}', ['200', ...AUTH, '404']],
-    ['post', '/v1/send', ['202', '400', ...AUTH, '403', '404']],
+    ['post', '/v1/send', ['200', '202', '400', ...AUTH, '403', '404']],
     ['post', '/v1/subscribe', ['201', '400', '403', '404', '429']],
     ['post', '/v1/unsubscribe', ['200', '400', '404', '429']],
     ['post', '/v1/events', ['202']],
@@ -1386,6 +1386,7 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     ['get', '/v1/broadcasts', ['200', '400', ...AUTH]],
     ['get', '/v1/broadcasts/{id}', ['200', ...AUTH, '404']],
     ['delete', '/v1/broadcasts/{id}', ['200', ...AUTH, '404', '409']],
+    ['post', '/v1/broadcasts/{id}/stop', ['200', ...AUTH, '404', '409']],
     ['post', '/admin/v1/projects', ['201', '400', '401']],
     ['get', '/admin/v1/projects', ['200', '400', '401']],
     ['get', '/admin/v1/projects/{id}', ['200', '401', '404']],
@@ -1426,6 +1427,18 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     ['delete', '/v1/webhooks/{id}', ['200', '401', '404', '429']],
   ] as const)('%s %s documents its error statuses %j', (method, path, statuses) => {
     expect(Object.keys(doc.paths[path]?.[method]?.responses ?? {})).toEqual(expect.arrayContaining([...statuses]))
+  })
+
+  it('the broadcast view, single and listed, documents its progress fields (issue 11)', () => {
+    type Schema = { properties: Record<string, { properties?: Record<string, unknown>; anyOf?: unknown[] }>; required: string[] }
+    const content = (op: unknown) => (op as { responses: Record<string, { content: { 'application/json': { schema: unknown } } }> }).responses['200'].content['application/json'].schema
+    const single = content(doc.paths['/v1/broadcasts/{id}'].get) as Schema
+    const listed = (content(doc.paths['/v1/broadcasts'].get) as { properties: { broadcasts: { items: Schema } } }).properties.broadcasts.items
+    for (const schema of [single, listed]) {
+      expect(schema.required).toEqual(expect.arrayContaining(['pending', 'retrying', 'failures', 'by_push_service', 'last_error', 'next_attempt_at']))
+      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable'])
+      expect(Object.keys(schema.properties.by_push_service.properties!)).toEqual(['fcm', 'mozilla', 'apple', 'wns', 'other'])
+    }
   })
 
   it('subscribe and unsubscribe document the X-Service-Project header beside ?project=', () => {

@@ -42,8 +42,15 @@ async function populate(project: TestProject): Promise<RouteIds> {
     headers: project.auth,
     payload: { target: { type: 'all' }, notification: { title: 'Later', body: 'Soon' }, scheduled_at: Date.now() + DAY },
   }))).broadcast_id
+  // Sent now: no worker runs here, so it stays pending (stop's own; DELETE cancels the scheduled one).
+  const pendingBroadcast = (await ok(await call('setup', {
+    method: 'POST',
+    url: '/v1/send',
+    headers: project.auth,
+    payload: { target: { type: 'all' }, notification: { title: 'Now', body: 'Soon' } },
+  }))).broadcast_id
   const webhook = (await ok(await call('setup', { method: 'POST', url: '/v1/webhooks', headers: project.auth, payload: { url: 'https://hooks.example.com/a' } }))).id
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, webhook, apiKeyId: project.apiKeyId }
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, apiKeyId: project.apiKeyId }
 }
 
 /** Every row that belongs to the project, in a stable order. */
@@ -107,8 +114,8 @@ describe('the route tables cover the app', () => {
     expect(registeredUnder('/v1/')).toEqual([...listed(BEARER_ROUTES), ...listed(BROWSER_ROUTES)].sort())
   })
 
-  it('every /admin route is in the operator table', () => {
-    expect(registeredUnder('/admin/')).toEqual(listed(ADMIN_ROUTES))
+  it('every /admin route and /metrics is in the operator table', () => {
+    expect([...registeredUnder('/admin/'), ...registeredUnder('/metrics')].sort()).toEqual(listed(ADMIN_ROUTES))
   })
 })
 
@@ -166,7 +173,7 @@ describe('bearer routes: another project\'s key on A\'s ids', () => {
     if (route.foreign.body) expect(res.json()).toEqual(route.foreign.body)
     if (res.statusCode < 300) {
       // A success may show B's own data only: none of A's ids or values.
-      for (const value of [a.id, aIds.group, aIds.subscriber, aIds.endpoint, aIds.externalId, aIds.broadcast, aIds.webhook]) {
+      for (const value of [a.id, aIds.group, aIds.subscriber, aIds.endpoint, aIds.externalId, aIds.broadcast, aIds.pendingBroadcast!, aIds.webhook]) {
         expect(res.body).not.toContain(value)
       }
     }

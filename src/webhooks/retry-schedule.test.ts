@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { judgeAttempt } from './webhook-dispatcher.ts'
+import { judgeAttempt } from './retry-schedule.ts'
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS, retryDelayMs } from './retry-schedule.ts'
 
 describe('webhook retry schedule', () => {

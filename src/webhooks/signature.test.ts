@@ -29,4 +29,15 @@ describe('webhook signatures', () => {
     expect(timingSafeEqual(expected, given)).toBe(true)
     expect(signWebhook(secret, 'evt_1', 1_700_000_000, body + ' ')).not.toBe(headers['webhook-signature'])
   })
+
+  it('carries one signature per secret during a rotation, the new one first, each verifiable alone', () => {
+    const current = newWebhookSecret()
+    const previous = newWebhookSecret()
+    const body = '{"id":"evt_2"}'
+    const headers = webhookHeaders(current, 'evt_2', body, 1_700_000_000_000, previous)
+    expect(headers['webhook-signature']).toBe(
+      `${signWebhook(current, 'evt_2', 1_700_000_000, body)} ${signWebhook(previous, 'evt_2', 1_700_000_000, body)}`,
+    )
+    expect(webhookHeaders(current, 'evt_2', body, 1_700_000_000_000, null)['webhook-signature']).toBe(signWebhook(current, 'evt_2', 1_700_000_000, body))
+  })
 })

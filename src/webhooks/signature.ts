@@ -16,13 +16,20 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return `v1,${mac}`
 }
 
-/** The headers of one delivery attempt. webhook-id is the event id, the same on every retry. */
-export function webhookHeaders(secret: string, id: string, body: string, now = Date.now()): Record<string, string> {
+/**
+ * The headers of one delivery attempt. webhook-id is the event id, the same on
+ * every retry. During a secret rotation `previousSecret` is given too, and
+ * webhook-signature carries one signature per secret, space-separated (the
+ * new one first), as Standard Webhooks allows: a receiver holding either
+ * secret verifies the request.
+ */
+export function webhookHeaders(secret: string, id: string, body: string, now = Date.now(), previousSecret: string | null = null): Record<string, string> {
   const timestamp = Math.floor(now / 1000)
+  const signature = signWebhook(secret, id, timestamp, body)
   return {
     'content-type': 'application/json',
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(secret, id, timestamp, body),
+    'webhook-signature': previousSecret === null ? signature : `${signature} ${signWebhook(previousSecret, id, timestamp, body)}`,
   }
 }

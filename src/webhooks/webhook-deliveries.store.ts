@@ -51,6 +51,8 @@ export interface ClaimedDelivery {
   attempts: number
   url: string
   secret: string
+  /** The secret a rotation replaced, while it is still honoured (else null): deliveries carry both signatures. */
+  previous_secret: string | null
   event_id: string
   type: string
   project_id: string
@@ -95,7 +97,8 @@ export async function claimDueDeliveries(
         SET attempts = d.attempts + 1, locked_by = $6, next_attempt_at = now() + $7 * interval '1 millisecond'
        FROM picked, webhooks w, events e
       WHERE d.id = picked.id AND w.id = d.webhook_id AND e.id = d.event_id
-     RETURNING d.id, d.webhook_id, d.attempts, w.url, w.secret, e.id AS event_id, e.type, e.project_id, e.broadcast_id,
+     RETURNING d.id, d.webhook_id, d.attempts, w.url, w.secret,
+               CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret, e.id AS event_id, e.type, e.project_id, e.broadcast_id,
                e.subscriber_id, e.external_id, e.meta, e.created_at`,
     [
       options.limit,
@@ -110,16 +113,41 @@ export async function claimDueDeliveries(
   return result.rows
 }
 
+/** A delivery the endpoint answered with a 2xx, and what the delivery log says of that attempt. */
+export interface DeliveredAttempt {
+  id: number
+  event_id: string
+  event_type: string
+  attempt: number
+  status: number
+  duration_ms: number
+}
+
 /**
  * The endpoints answered 2xx: these deliveries are done (taken in batches: one
- * statement for many successes). Also ends their endpoints' failing runs.
+ * statement for many successes), and their attempts go into the delivery log
+ * in the same statement (those still leased to this worker: an outcome
+ * recorded, an attempt logged). Also ends their endpoints' failing runs.
  */
-export async function completeDeliveries(q: Queryable, ids: number[], workerId: string): Promise<void> {
+export async function completeDeliveries(q: Queryable, done: DeliveredAttempt[], workerId: string): Promise<void> {
   await q.query(
-    `WITH done AS (DELETE FROM webhook_deliveries WHERE id = ANY ($1::bigint[]) AND locked_by = $2 RETURNING webhook_id)
+    `WITH done AS (DELETE FROM webhook_deliveries WHERE id = ANY ($1::bigint[]) AND locked_by = $2 RETURNING id, webhook_id),
+     logged AS (
+       INSERT INTO webhook_attempts (webhook_id, event_id, event_type, attempt, outcome, response_status, duration_ms)
+       SELECT done.webhook_id, a.event_id, a.event_type, a.attempt, 'delivered', a.status, a.duration_ms
+         FROM done JOIN unnest($1::bigint[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[])
+                     AS a(id, event_id, event_type, attempt, status, duration_ms) ON a.id = done.id)
      UPDATE webhooks w SET failing_since = NULL
       WHERE w.id IN (SELECT webhook_id FROM done) AND w.failing_since IS NOT NULL`,
-    [ids, workerId],
+    [
+      done.map((d) => d.id),
+      workerId,
+      done.map((d) => d.event_id),
+      done.map((d) => d.event_type),
+      done.map((d) => d.attempt),
+      done.map((d) => d.status),
+      done.map((d) => d.duration_ms),
+    ],
   )
 }
 
@@ -142,23 +170,25 @@ export interface AttemptFailure {
   error: string | null
 }
 
-/** Schedules the next attempt after delayMs. */
-export async function rescheduleDelivery(q: Queryable, id: number, workerId: string, delayMs: number, failure: AttemptFailure): Promise<void> {
-  await q.query(
+/** Schedules the next attempt after delayMs; false when the row is no longer this worker's (its lease lapsed). */
+export async function rescheduleDelivery(q: Queryable, id: number, workerId: string, delayMs: number, failure: AttemptFailure): Promise<boolean> {
+  const result = await q.query(
     `UPDATE webhook_deliveries
         SET next_attempt_at = now() + $3 * interval '1 millisecond', locked_by = NULL, last_status = $4, last_error = $5
       WHERE id = $1 AND locked_by = $2`,
     [id, workerId, delayMs, failure.status, failure.error],
   )
+  return result.rowCount > 0
 }
 
-/** Gives up on the delivery; the row stays (status failed) so an operator can see what was lost and why. */
-export async function giveUpDelivery(q: Queryable, id: number, workerId: string, failure: AttemptFailure): Promise<void> {
-  await q.query(
+/** Gives up on the delivery; the row stays (status failed) so an operator can see what was lost and why. False: not this worker's any more. */
+export async function giveUpDelivery(q: Queryable, id: number, workerId: string, failure: AttemptFailure): Promise<boolean> {
+  const result = await q.query(
     `UPDATE webhook_deliveries SET status = 'failed', locked_by = NULL, last_status = $3, last_error = $4
       WHERE id = $1 AND locked_by = $2`,
     [id, workerId, failure.status, failure.error],
   )
+  return result.rowCount > 0
 }
 
 /**
@@ -174,8 +204,49 @@ export async function markEndpointFailing(q: Queryable, webhookId: string): Prom
   return result.rows[0]?.failing_ms ?? 0
 }
 
-/** Disables the endpoint (410 Gone, or failing for days) and drops every delivery still pending for it. */
-export async function disableWebhook(q: Queryable, webhookId: string): Promise<void> {
-  await q.query(`UPDATE webhooks SET status = 'disabled', disabled_at = now() WHERE id = $1 AND status = 'active'`, [webhookId])
-  await q.query(`DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'`, [webhookId])
+/**
+ * Disables the endpoint, saying why. `dropPending` (410 Gone: the receiver
+ * asked Herald to stop) deletes every delivery still pending for it;
+ * otherwise (failing for days, or the owner's PATCH) they wait, unclaimed, and
+ * re-enabling resumes those still within their retry window.
+ */
+export async function disableWebhook(q: Queryable, webhookId: string, reason: string, dropPending: boolean): Promise<void> {
+  await q.query(`UPDATE webhooks SET status = 'disabled', disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND status = 'active'`, [
+    webhookId,
+    reason,
+  ])
+  if (dropPending) await q.query(`DELETE FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'`, [webhookId])
+}
+
+/**
+ * Before an endpoint is enabled again: its pending deliveries already
+ * attempted whose retry window (from the event, windowMs) has passed are
+ * given up on, as they would have been had it stayed enabled; the others
+ * (never attempted, or still within the window) are due as they were, and
+ * the dispatchers are woken once the transaction commits.
+ */
+export async function expireDeliveriesOnResume(q: Queryable, webhookId: string, windowMs: number): Promise<number> {
+  const result = await q.query(
+    `UPDATE webhook_deliveries
+        SET status = 'failed', locked_by = NULL, last_error = 'retry window passed while the endpoint was disabled'
+      WHERE webhook_id = $1 AND status = 'pending' AND attempts > 0 AND created_at < now() - $2 * interval '1 millisecond'`,
+    [webhookId, windowMs],
+  )
+  q.notifyAfterCommit(WEBHOOKS_CHANNEL)
+  return result.rowCount
+}
+
+/**
+ * Hands back, due at once, the deliveries leased to this worker that it does
+ * not know it holds (`known`: held, in flight or being recorded): those of a
+ * claim whose answer never arrived (the connection dropped after the
+ * database applied it), which would otherwise wait for their lease to lapse.
+ */
+export async function releaseUnknownDeliveries(q: Queryable, workerId: string, known: number[]): Promise<number> {
+  const released = await q.query(
+    `UPDATE webhook_deliveries SET attempts = attempts - 1, locked_by = NULL, next_attempt_at = now()
+      WHERE locked_by = $1 AND status = 'pending' AND id <> ALL ($2::bigint[])`,
+    [workerId, known],
+  )
+  return released.rowCount
 }

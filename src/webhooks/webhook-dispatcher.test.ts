@@ -13,7 +13,7 @@ import { createProject } from '../projects/projects.service.ts'
 import { enqueueDeliveriesForEvents } from './webhook-deliveries.store.ts'
 import { WebhookDispatcher, type WebhookDispatcherOptions } from './webhook-dispatcher.ts'
 import { newWebhookSecret } from './webhooks.service.ts'
-import { insertSentBroadcast } from '../broadcasts/test-fixtures.ts'
+import { insertSentBroadcast } from '../broadcasts/broadcasts.fixtures.ts'
 
 let database: TestDatabase
 let receiver: WebhookReceiver

@@ -17,21 +17,24 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type pino from 'pino'
 import type { Database } from '../platform/db/database.ts'
-import { parseRetryAfterMs, type OutboundClient, type OutboundResult } from '../platform/outbound/http-client.ts'
-import { MAX_ATTEMPTS, MAX_REJECTED_ATTEMPTS, MAX_RETRY_AFTER_MS, retryDelayMs } from './retry-schedule.ts'
+import { mayBeConnectionError } from '../platform/db/availability.ts'
+import { DatabaseOutage } from '../platform/jobs/outage.ts'
+import { PollingLoop } from '../platform/jobs/polling-loop.ts'
+import type { OutboundClient, OutboundResult } from '../platform/outbound/http-client.ts'
+import { ATTEMPT_RETENTION_MS, MAX_ATTEMPTS_PER_WEBHOOK, pruneAttempts } from './webhook-attempts.store.ts'
+import { judgeAttempt } from './retry-schedule.ts'
+import { planFailure, recordFailure, recordGone } from './webhook-failures.ts'
 import { webhookHeaders } from './signature.ts'
 import {
   claimDueDeliveries,
-  completeDeliveries,
-  disableWebhook,
-  giveUpDelivery,
-  markEndpointFailing,
   releaseDeliveries,
-  rescheduleDelivery,
+  releaseUnknownDeliveries,
   WEBHOOKS_CHANNEL,
   type ClaimedDelivery,
 } from './webhook-deliveries.store.ts'
 import { webhookEventBody } from './webhook-event.ts'
+import { SuccessRecorder } from './webhook-successes.ts'
+import type { Metrics } from '../platform/metrics/metrics.ts'
 
 export interface WebhookDispatcherOptions {
   db: Database
@@ -50,26 +53,8 @@ export interface WebhookDispatcherOptions {
   /** An endpoint failing without a success for this long is disabled. */
   disableAfterMs: number
   workerId?: string
-}
-
-/** What an attempt's result means for the delivery. */
-export type AttemptVerdict =
-  | { kind: 'done' }
-  /** 410 Gone: the customer asks Herald to stop. */
-  | { kind: 'disable' }
-  /** 5xx, 408, 429, timeout, network error or refused address: retried on the full schedule. */
-  | { kind: 'retry'; retryAfterMs: number | null }
-  /** 3xx (never followed) or another 4xx: retried a few times, then dropped. */
-  | { kind: 'rejected' }
-
-export function judgeAttempt(result: OutboundResult): AttemptVerdict {
-  if (result.status === null) return { kind: 'retry', retryAfterMs: null }
-  const { status } = result
-  if (status >= 200 && status < 300) return { kind: 'done' }
-  if (status === 410) return { kind: 'disable' }
-  if (status === 429) return { kind: 'retry', retryAfterMs: parseRetryAfterMs(result.retryAfter) }
-  if (status === 408 || status >= 500) return { kind: 'retry', retryAfterMs: null }
-  return { kind: 'rejected' }
+  /** Where attempts are counted by outcome (/metrics). */
+  metrics?: Pick<Metrics, 'webhookDeliveries'>
 }
 
 /** Rows an endpoint may hold at most, per request slot: enough to keep a fast endpoint's slots busy between claims. */
@@ -81,10 +66,8 @@ export const PREFETCH_PER_SLOT = 16
  */
 export const MAX_HELD_MS = 5_000
 
-/** Successes deleted by one statement, at most about; a full batch is written at once. */
-const DONE_BATCH = 200
-/** How long the first success waits for others before they are written (rows stay leased meanwhile). */
-const DONE_WAIT_MS = 10
+/** How often a dispatcher prunes the delivery log (age, and the cap of the endpoints it logged attempts for). */
+export const ATTEMPT_PRUNE_INTERVAL_MS = 10 * 60_000
 
 interface HeldDelivery {
   delivery: ClaimedDelivery
@@ -94,14 +77,8 @@ interface HeldDelivery {
 export class WebhookDispatcher {
   readonly workerId: string
   private stopped = true
-  private timer: NodeJS.Timeout | null = null
-  private nextRunAt = Infinity
-  private claiming = false
-  /** The claim under way, if any: stop() waits for it, so no row it takes stays held after stop. */
-  private claimRunning: Promise<void> | null = null
   /** Hand-backs started without awaiting (stale rows in pump, rows claimed after stop): stop() waits for them. */
   private readonly releasing = new Set<Promise<void>>()
-  private wakeAgain = false
   private running = 0
   /** Requests in flight per webhook id. */
   private readonly inFlight = new Map<string, number>()
@@ -113,82 +90,104 @@ export class WebhookDispatcher {
   /** Endpoints that answered 429, by webhook id: nothing is sent to them before this epoch ms (this process only). */
   private readonly pausedUntil = new Map<string, number>()
   private readonly active = new Set<Promise<void>>()
-  /** Successful deliveries not yet deleted: recorded together, one statement per batch. */
-  private done: number[] = []
-  private recordingDone: Promise<void> | null = null
-  /** Ends the wait for more successes at once (a full batch, or stopping). */
-  private doneWaitOver: (() => void) | null = null
-  private stopListening: (() => Promise<void>) | null = null
+  /** Successful deliveries not yet deleted: recorded together (with their log rows), one statement per batch. */
+  private readonly successes: SuccessRecorder
   private readonly maxHeldMs: number
   /** Each endpoint's answer time, ms (moving average): how many rows it may hold. */
   private readonly answerMs = new Map<string, number>()
+  /** Claims failing in a row (the database away): logged once, retried with backoff. */
+  private readonly outage: DatabaseOutage
+  /** The polling loop every engine shares; a NOTIFY of new deliveries (any process) wakes it. */
+  private readonly loop: PollingLoop
+  /** A claim failed: the database may have applied it, leasing rows this worker does not know it holds. */
+  private claimMayBeLost = false
+  /** Ids of the deliveries in flight (sent, or their outcome being recorded). */
+  private readonly runningIds = new Set<number>()
+  /** Endpoints this dispatcher logged attempts for since its last prune: their logs may be over the cap. */
+  private readonly logged = new Set<string>()
+  private lastPruneAt = 0
+  private pruning: Promise<void> | null = null
 
   constructor(private readonly options: WebhookDispatcherOptions) {
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:webhooks:${randomBytes(3).toString('hex')}`
     this.maxHeldMs = Math.min(MAX_HELD_MS, options.leaseMs / 4)
+    this.successes = new SuccessRecorder({ db: options.db, log: options.log, workerId: this.workerId, leaseMs: options.leaseMs, stopped: () => this.stopped })
+    this.outage = new DatabaseOutage(options.log, 'webhook dispatcher')
+    this.loop = new PollingLoop({
+      db: options.db,
+      channel: WEBHOOKS_CHANNEL,
+      pollIntervalMs: options.pollIntervalMs,
+      outage: this.outage,
+      poll: () => this.claimOnce(),
+      afterPoll: () => this.pump(),
+      // New deliveries were written: any endpoint may have work again.
+      onNotify: () => this.drained.clear(),
+    })
+  }
+
+  get isRunning(): boolean {
+    return this.loop.isRunning
   }
 
   async start(): Promise<void> {
     this.stopped = false
-    this.stopListening = await this.options.db.listen(WEBHOOKS_CHANNEL, () => {
-      // New deliveries were written: any endpoint may have work again.
-      this.drained.clear()
-      this.wake()
-    })
-    this.schedule(0)
+    await this.loop.start()
   }
 
+  /** Looks for work now (not while the database is away: the backoff decides then). */
   wake(): void {
-    if (!this.stopped) this.schedule(0)
+    this.loop.wake()
   }
 
   /** Stops claiming, waits for requests in flight (each ends within its timeout) and hands back the rows not sent. */
   async stop(): Promise<void> {
     this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    await this.stopListening?.()
     // A claim already running may still take rows: once it ends, hold() hands them straight back.
-    await this.claimRunning
+    await this.loop.stop()
     await Promise.allSettled([...this.active])
-    this.doneWaitOver?.()
-    await this.recordDone()
+    await this.successes.flush()
     const unsent = [...this.held.values()].flat().map((h) => h.delivery.id)
     this.held.clear()
     this.heldCount = 0
     await this.release(unsent, 0)
     await Promise.allSettled([...this.releasing])
+    await this.pruning
   }
 
-  /** Looks for work after delayMs, unless a look is already due sooner. */
-  private schedule(delayMs: number): void {
-    const at = Date.now() + delayMs
-    if (this.timer && at >= this.nextRunAt) return
-    if (this.timer) clearTimeout(this.timer)
-    this.nextRunAt = at
-    this.timer = setTimeout(() => {
-      this.timer = null
-      this.nextRunAt = Infinity
-      void this.claimAndRun()
-    }, delayMs)
-    this.timer.unref?.()
+  /**
+   * Prunes the delivery log at most every ATTEMPT_PRUNE_INTERVAL_MS, beside
+   * claiming (not in its way): rows past the retention, and rows past the cap
+   * of the endpoints this dispatcher logged for. Several dispatchers pruning
+   * the same rows is harmless. stop() waits for it.
+   */
+  private maybePrune(): void {
+    const now = Date.now()
+    if (this.pruning || now - this.lastPruneAt < ATTEMPT_PRUNE_INTERVAL_MS) return
+    this.lastPruneAt = now
+    const webhookIds = [...this.logged]
+    this.logged.clear()
+    this.pruning = pruneAttempts(this.options.db, { webhookIds, retentionMs: ATTEMPT_RETENTION_MS, perWebhook: MAX_ATTEMPTS_PER_WEBHOOK })
+      .then(
+        () => undefined,
+        (err) => {
+          for (const id of webhookIds) this.logged.add(id)
+          if (!mayBeConnectionError(err)) this.options.log.warn({ err }, 'pruning the webhook delivery log failed')
+        },
+      )
+      .finally(() => {
+        this.pruning = null
+      })
   }
 
-  private claimAndRun(): Promise<void> {
-    if (this.stopped) return Promise.resolve()
-    if (this.claiming) {
-      this.wakeAgain = true
-      return Promise.resolve()
-    }
-    this.claiming = true
-    this.claimRunning = this.claimOnce().finally(() => {
-      this.claimRunning = null
-    })
-    return this.claimRunning
-  }
-
-  private async claimOnce(): Promise<void> {
-    const { perEndpoint, concurrency } = this.options
+  /** One look for work (the polling loop's): hands back what a lost claim may hold, then claims for every endpoint with room. */
+  private async claimOnce(): Promise<boolean> {
+    const { concurrency } = this.options
     try {
+      if (this.claimMayBeLost) {
+        const known = [...this.held.values()].flat().map((h) => h.delivery.id)
+        await releaseUnknownDeliveries(this.options.db, this.workerId, [...known, ...this.runningIds, ...this.successes.unrecordedIds()])
+        this.claimMayBeLost = false
+      }
       await this.releaseStale()
       const limit = concurrency * PREFETCH_PER_SLOT - this.running - this.heldCount
       if (limit > 0) {
@@ -211,16 +210,19 @@ export class WebhookDispatcher {
         })
         this.hold(claimed, Date.now())
         if (claimed.length < limit) this.noteDrained(claimed, room)
+        this.outage.succeeded()
+        this.maybePrune()
+      } else if (this.outage.active) {
+        // No room to claim, but sending waits for the database: ask whether it is back.
+        await this.options.db.query('SELECT 1')
+        this.outage.succeeded()
       }
     } catch (err) {
-      this.options.log.warn({ err }, 'claiming webhook deliveries failed')
-    } finally {
-      this.claiming = false
+      // The database may have applied the claim all the same: what it leased to us is handed back next time.
+      this.claimMayBeLost = true
+      throw err
     }
-    this.pump()
-    if (this.stopped) return
-    this.schedule(this.wakeAgain ? 0 : this.options.pollIntervalMs)
-    this.wakeAgain = false
+    return false
   }
 
   private hold(claimed: ClaimedDelivery[], now: number): void {
@@ -260,7 +262,9 @@ export class WebhookDispatcher {
 
   /** Starts held rows while slots are free: one per endpoint in turn, never past an endpoint's bound. */
   private pump(): void {
-    if (this.stopped) return
+    // While the database is away nothing is sent: an outcome that cannot be
+    // recorded would be sent again. The rows wait, or go back once stale.
+    if (this.stopped || this.outage.active) return
     const { perEndpoint, concurrency } = this.options
     const now = Date.now()
     let started = true
@@ -313,8 +317,9 @@ export class WebhookDispatcher {
     try {
       await releaseDeliveries(this.options.db, ids, this.workerId, delayMs)
     } catch (err) {
-      // Their lease lapses anyway: they are sent after it, by whichever worker claims them.
-      this.options.log.warn({ err, deliveries: ids.length }, 'handing back webhook deliveries failed')
+      // Their lease lapses anyway: they are sent after it, by whichever worker
+      // claims them. The database being away is the claim loop's to log, once.
+      if (!mayBeConnectionError(err)) this.options.log.warn({ err, deliveries: ids.length }, 'handing back webhook deliveries failed')
     }
   }
 
@@ -322,9 +327,14 @@ export class WebhookDispatcher {
     this.running++
     const id = delivery.webhook_id
     this.inFlight.set(id, (this.inFlight.get(id) ?? 0) + 1)
+    this.runningIds.add(delivery.id)
     const task = this.attempt(delivery)
-      .catch((err) => this.options.log.warn({ err, delivery_id: delivery.id }, 'recording a webhook attempt failed'))
+      .catch((err) => {
+        // Sent again after its lease. The database being away is the claim loop's to log, once.
+        if (!mayBeConnectionError(err)) this.options.log.warn({ err, delivery_id: delivery.id }, 'recording a webhook attempt failed')
+      })
       .finally(() => {
+        this.runningIds.delete(delivery.id)
         this.running--
         const left = (this.inFlight.get(id) ?? 1) - 1
         if (left > 0) this.inFlight.set(id, left)
@@ -340,7 +350,7 @@ export class WebhookDispatcher {
   /** One POST of the event, and what its answer means. */
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const body = webhookEventBody(delivery)
-    const headers = webhookHeaders(delivery.secret, delivery.event_id, body)
+    const headers = webhookHeaders(delivery.secret, delivery.event_id, body, Date.now(), delivery.previous_secret)
     const started = performance.now()
     // An overall deadline: undici's bodyTimeout is only the longest gap between
     // chunks, so an endpoint trickling its answer could otherwise hold the
@@ -350,86 +360,51 @@ export class WebhookDispatcher {
     const tookMs = performance.now() - started
     const average = this.answerMs.get(delivery.webhook_id)
     this.answerMs.set(delivery.webhook_id, average === undefined ? tookMs : average * 0.8 + tookMs * 0.2)
-    await this.record(delivery, result)
+    await this.record(delivery, result, Math.round(tookMs))
   }
 
-  /**
-   * Deletes the delivered rows, one statement for all those finished
-   * meanwhile (one statement in flight at a time). The first waits up to
-   * DONE_WAIT_MS for company: with the embedded database a statement runs in
-   * this thread, so nothing else finishes while it runs and, without the
-   * wait, every success would be a statement of its own.
-   */
-  private recordDone(): Promise<void> {
-    this.recordingDone ??= (async () => {
-      if (this.done.length < DONE_BATCH && !this.stopped) {
-        await new Promise<void>((resolve) => {
-          this.doneWaitOver = resolve
-          setTimeout(resolve, DONE_WAIT_MS).unref?.()
-        })
-        this.doneWaitOver = null
-      }
-      while (this.done.length > 0) {
-        const ids = this.done
-        this.done = []
-        try {
-          await completeDeliveries(this.options.db, ids, this.workerId)
-        } catch (err) {
-          this.options.log.warn({ err, deliveries: ids.length }, 'recording webhook successes failed; they will be sent again')
-        }
-      }
-      this.recordingDone = null
-    })()
-    return this.recordingDone
-  }
-
-  private async record(delivery: ClaimedDelivery, result: OutboundResult): Promise<void> {
+  private async record(delivery: ClaimedDelivery, result: OutboundResult, durationMs: number): Promise<void> {
     const { db, log } = this.options
     const verdict = judgeAttempt(result)
+    this.logged.add(delivery.webhook_id)
+    this.options.metrics?.webhookDeliveries.inc(verdict.kind === 'done' ? { outcome: 'delivered' } : { outcome: 'failed', reason: verdict.kind === 'disable' ? 'gone' : verdict.kind })
     if (verdict.kind === 'done') {
       // The slot is free at once; the row stays leased to this worker until the
       // batch is deleted (were that lost, the delivery would be sent again: at least once).
-      this.done.push(delivery.id)
-      if (this.done.length >= DONE_BATCH) this.doneWaitOver?.()
-      void this.recordDone()
+      this.successes.add({
+        id: delivery.id,
+        event_id: delivery.event_id,
+        event_type: delivery.type,
+        attempt: delivery.attempts,
+        status: result.status as number,
+        duration_ms: durationMs,
+      })
       return
     }
     if (verdict.kind === 'disable') {
       // Its pending rows, the held ones included, are deleted with it.
       this.forget(delivery.webhook_id)
-      await db.transaction((tx) => disableWebhook(tx, delivery.webhook_id))
+      await recordGone(db, delivery, result, durationMs)
       log.info({ webhook_id: delivery.webhook_id }, 'webhook endpoint answered 410 Gone: disabled')
       return
     }
-    const failure = result.status === null ? { status: null, error: result.error } : { status: result.status, error: null }
-    const maxAttempts = verdict.kind === 'rejected' ? MAX_REJECTED_ATTEMPTS : MAX_ATTEMPTS
-    const retryAfterMs = verdict.kind === 'retry' ? verdict.retryAfterMs : null
-    const delayMs =
-      retryAfterMs !== null ? Math.min(retryAfterMs, MAX_RETRY_AFTER_MS) : retryDelayMs(delivery.attempts, this.options.retryBaseMs)
+    const failure = planFailure(delivery, result, verdict, this.options.retryBaseMs)
+    const { delayMs, maxAttempts } = failure
     if (result.status === 429) {
       // The endpoint asked to slow down: its other deliveries wait too, the held ones back in the table.
       const until = Math.max(this.pausedUntil.get(delivery.webhook_id) ?? 0, Date.now() + delayMs)
       this.pausedUntil.set(delivery.webhook_id, until)
       await this.release(this.forget(delivery.webhook_id), until - Date.now())
     }
-    const disabled = await db.transaction(async (tx) => {
-      const failingMs = await markEndpointFailing(tx, delivery.webhook_id)
-      if (failingMs >= this.options.disableAfterMs) {
-        await disableWebhook(tx, delivery.webhook_id)
-        return true
-      }
-      if (delivery.attempts >= maxAttempts) await giveUpDelivery(tx, delivery.id, this.workerId, failure)
-      else await rescheduleDelivery(tx, delivery.id, this.workerId, delayMs, failure)
-      return false
-    })
+    const disabled = await recordFailure(db, delivery, result, durationMs, failure, this.workerId, this.options.disableAfterMs)
     if (disabled) {
-      this.forget(delivery.webhook_id)
+      await this.release(this.forget(delivery.webhook_id), 0)
       log.warn({ webhook_id: delivery.webhook_id }, 'webhook endpoint failing for too long: disabled')
     } else if (delivery.attempts < maxAttempts) {
       // Retries sooner than the next poll are picked up on time.
-      this.schedule(Math.min(delayMs + 20, this.options.pollIntervalMs))
+      this.loop.lookIn(Math.min(delayMs + 20, this.options.pollIntervalMs))
     } else {
-      log.warn({ delivery_id: delivery.id, webhook_id: delivery.webhook_id, ...failure }, 'webhook delivery given up')
+      log.warn({ delivery_id: delivery.id, webhook_id: delivery.webhook_id, ...failure.failure }, 'webhook delivery given up')
     }
   }
 }

@@ -4,9 +4,10 @@ import type { ClaimedDelivery } from './webhook-deliveries.store.ts'
 
 export interface WebhookEventJson {
   id: string
+  /** delivered, failed, clicked, dismissed; or test (POST /v1/webhooks/:id/test), whose broadcast_id is null. */
   type: string
   project_id: string
-  broadcast_id: string
+  broadcast_id: string | null
   subscriber_id: string | null
   external_id: string | null
   /** null except on failed: { reason: 'gone' | 'rejected' | 'unreachable', status: number | null }. */
@@ -15,7 +16,11 @@ export interface WebhookEventJson {
   created_at: number
 }
 
-export function webhookEventBody(row: Pick<ClaimedDelivery, 'event_id' | 'type' | 'project_id' | 'broadcast_id' | 'subscriber_id' | 'external_id' | 'meta' | 'created_at'>): string {
+type EventFields = Pick<ClaimedDelivery, 'event_id' | 'type' | 'project_id' | 'subscriber_id' | 'external_id' | 'meta' | 'created_at'> & {
+  broadcast_id: string | null
+}
+
+export function webhookEventBody(row: EventFields): string {
   const event: WebhookEventJson = {
     id: row.event_id,
     type: row.type,

@@ -58,7 +58,7 @@ async function click(p: TestProject = project, broadcast = broadcastId): Promise
   await t.app.inject({ method: 'POST', url: `/v1/events?project=${p.id}`, payload: { type: 'clicked', broadcast_id: broadcast } })
 }
 
-async function webhookState(id: string, p: TestProject = project): Promise<{ status: string; disabled_at: number | null }> {
+async function webhookState(id: string, p: TestProject = project): Promise<{ status: string; disabled_at: number | null; disabled_reason: string | null }> {
   const res = await t.app.inject({ method: 'GET', url: '/v1/webhooks', headers: p.auth })
   return res.json().webhooks.find((w: { id: string }) => w.id === id)
 }
@@ -102,6 +102,7 @@ describe('endpoint answers', () => {
     await receiver.waitFor(hook.path, 1)
     const state = await until(() => webhookState(hook.id), (w) => w.status === 'disabled')
     expect(state.disabled_at).toBeGreaterThan(Date.now() - 60_000)
+    expect(state.disabled_reason).toBe('the endpoint answered 410 Gone')
     await click()
     await click()
     await sleep(300)
@@ -154,13 +155,19 @@ describe('endpoint answers', () => {
     expect(receiver.on(hook.path).length).toBeLessThanOrEqual(sent + 1)
   })
 
-  it('disables an endpoint that has failed continuously for 5 days', async () => {
+  it('disables an endpoint that has failed continuously for 5 days, saying so; its pending delivery waits', async () => {
     const hook = await register()
     receiver.fail(hook.path, { status: 500 })
     await t.database.db.query(`UPDATE webhooks SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, [hook.id])
     await click()
-    await until(() => webhookState(hook.id), (w) => w.status === 'disabled')
-    expect(await deliveries(hook.id)).toEqual([])
+    const state = await until(() => webhookState(hook.id), (w) => w.status === 'disabled')
+    expect(state.disabled_at).toBeGreaterThan(Date.now() - 60_000)
+    expect(state.disabled_reason).toMatch(/^every attempt failed for 5 days \(no success since \d{4}-\d\d-\d\dT/)
+    // Kept for a re-enable (PATCH { enabled: true }), not sent while disabled.
+    expect(await deliveries(hook.id)).toEqual([{ status: 'pending', attempts: 1, last_status: 500, last_error: null }])
+    await click()
+    await sleep(300)
+    expect(receiver.on(hook.path)).toHaveLength(1)
   })
 
   it('a success ends the failing run', async () => {

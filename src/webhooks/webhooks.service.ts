@@ -1,4 +1,5 @@
-// Registering, listing and removing a project's webhook endpoints.
+// Registering, listing, changing and removing a project's webhook endpoints,
+// their delivery log and their secret's rotation.
 import { randomBytes } from 'node:crypto'
 import type { Config } from '../platform/config.ts'
 import type { Database } from '../platform/db/database.ts'
@@ -11,11 +12,33 @@ import {
   WEBHOOK_EVENTS,
   type CreatedWebhook,
   type CreateWebhookBody,
+  type DeliveryAttemptList,
+  type ListDeliveriesQuery,
   type ListWebhooksQuery,
+  type RotatedSecret,
+  type UpdateWebhookBody,
   type Webhook,
   type WebhookList,
 } from './webhooks.schemas.ts'
-import { countWebhooks, deleteWebhook, insertWebhook, listWebhooksPage, type WebhookRow } from './webhooks.store.ts'
+import {
+  countWebhooks,
+  deleteWebhook,
+  findWebhook,
+  insertWebhook,
+  listWebhooksPage,
+  rotateWebhookSecret,
+  updateWebhook,
+  type WebhookRow,
+} from './webhooks.store.ts'
+import { readPage } from '../platform/paging.ts'
+import { expireDeliveriesOnResume } from './webhook-deliveries.store.ts'
+import { listAttemptsPage } from './webhook-attempts.store.ts'
+import { retryWindowMs } from './retry-schedule.ts'
+
+/** disabled_reason of an endpoint its owner disabled with PATCH { enabled: false }. */
+export const DISABLED_BY_OWNER = 'disabled by the owner'
+/** How long deliveries also carry the replaced secret's signature after a rotation. */
+export const PREVIOUS_SECRET_TTL_MS = 24 * 3_600_000
 
 export const DEFAULT_PAGE_SIZE = 50
 
@@ -32,7 +55,67 @@ function webhookJson(row: WebhookRow): Webhook {
     status: row.status,
     created_at: row.created_at.getTime(),
     disabled_at: row.disabled_at ? row.disabled_at.getTime() : null,
+    disabled_reason: row.status === 'disabled' ? row.disabled_reason : null,
   }
+}
+
+/** The project's webhook, or 404 webhook_not_found (another project's id included). */
+export async function requireWebhook(db: Database, projectId: string, id: string): Promise<WebhookRow> {
+  const row = await findWebhook(db, projectId, id)
+  if (!row) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
+  return row
+}
+
+export async function getWebhook(db: Database, projectId: string, id: string): Promise<Webhook> {
+  return webhookJson(await requireWebhook(db, projectId, id))
+}
+
+/**
+ * PATCH: a new URL is judged as on create (before the transaction: it may
+ * resolve DNS). Disabling leaves the pending deliveries waiting; enabling
+ * gives up on those whose retry window passed meanwhile and wakes the
+ * dispatchers for the rest.
+ */
+export async function changeWebhook(db: Database, config: Config, projectId: string, id: string, body: UpdateWebhookBody): Promise<Webhook> {
+  if (body.url !== undefined) {
+    const refusal = await checkWebhookUrl(body.url, config)
+    if (refusal) throw invalidField('url', refusal)
+  }
+  const row = await db.transaction(async (tx) => {
+    const current = await findWebhook(tx, projectId, id, true)
+    if (!current) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
+    if (body.enabled === true && current.status === 'disabled') await expireDeliveriesOnResume(tx, id, retryWindowMs(config.webhookRetryBaseMs))
+    return updateWebhook(tx, id, { url: body.url, events: body.events, enabled: body.enabled, disabledReason: DISABLED_BY_OWNER })
+  })
+  return webhookJson(row)
+}
+
+export async function listDeliveryAttempts(db: Database, projectId: string, id: string, query: ListDeliveriesQuery): Promise<DeliveryAttemptList> {
+  await requireWebhook(db, projectId, id)
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE
+  const { rows, next_cursor } = await readPage(limit, (n) => listAttemptsPage(db, id, n, query.cursor ?? null))
+  return {
+    deliveries: rows.map((row) => ({
+      id: row.id,
+      event_id: row.event_id,
+      event_type: row.event_type,
+      attempt: row.attempt,
+      outcome: row.outcome,
+      response_status: row.response_status,
+      error: row.error,
+      duration_ms: row.duration_ms,
+      attempted_at: row.attempted_at.getTime(),
+      next_attempt_at: row.next_attempt_at ? row.next_attempt_at.getTime() : null,
+    })),
+    next_cursor,
+  }
+}
+
+export async function rotateSecret(db: Database, projectId: string, id: string): Promise<RotatedSecret> {
+  const secret = newWebhookSecret()
+  const expiresAt = await rotateWebhookSecret(db, projectId, id, secret, PREVIOUS_SECRET_TTL_MS)
+  if (!expiresAt) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
+  return { secret, previous_secret_expires_at: expiresAt.getTime() }
 }
 
 export async function createWebhook(db: Database, config: Config, projectId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
@@ -56,10 +139,8 @@ export async function createWebhook(db: Database, config: Config, projectId: str
 
 export async function listWebhooks(db: Database, projectId: string, query: ListWebhooksQuery): Promise<WebhookList> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE
-  // One row more than asked tells whether another page follows.
-  const rows = await listWebhooksPage(db, projectId, limit + 1, query.cursor ?? null)
-  const page = rows.slice(0, limit)
-  return { webhooks: page.map(webhookJson), next_cursor: rows.length > limit ? page[page.length - 1].id : null }
+  const { rows, next_cursor } = await readPage(limit, (n) => listWebhooksPage(db, projectId, n, query.cursor ?? null))
+  return { webhooks: rows.map(webhookJson), next_cursor }
 }
 
 export async function removeWebhook(db: Database, projectId: string, id: string): Promise<void> {

@@ -142,8 +142,8 @@ describe('GET /v1/webhooks', () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/webhooks', headers: project.auth })
     expect(res.json()).toEqual({
       webhooks: [
-        { id: b.id, url: 'https://hooks.example.com/b', events: ['delivered'], status: 'active', created_at: expect.any(Number), disabled_at: null },
-        { id: a.id, url: 'https://hooks.example.com/a', events: ALL_EVENTS, status: 'active', created_at: expect.any(Number), disabled_at: null },
+        { id: b.id, url: 'https://hooks.example.com/b', events: ['delivered'], status: 'active', created_at: expect.any(Number), disabled_at: null, disabled_reason: null },
+        { id: a.id, url: 'https://hooks.example.com/a', events: ALL_EVENTS, status: 'active', created_at: expect.any(Number), disabled_at: null, disabled_reason: null },
       ],
       next_cursor: null,
     })
