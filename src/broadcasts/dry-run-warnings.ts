@@ -3,7 +3,7 @@
 // Each has a stable code, a message in words and, where there is one, the
 // request field it is about. The list, and where the figures come from, is in
 // docs/decisions.md, "Dry run".
-import { MAX_PLAINTEXT_BYTES } from '../delivery/encryption.ts'
+import { MAX_PLAINTEXT_BYTES } from '../platform/webpush/record-size.mjs'
 import type { SendBody } from './broadcasts.schemas.ts'
 import type { PushServiceCounts } from './audience-breakdown.store.ts'
 import type { DryRunWarning } from './dry-run.schemas.ts'

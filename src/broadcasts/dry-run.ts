@@ -4,7 +4,6 @@
 // it is the fetch: true stub, and warnings. It creates no broadcast, enqueues
 // no job, stores no media and reserves no pushes: its reads run in one
 // read-only transaction, and media is checked but not stored.
-import { pushBodySize } from '../delivery/payload.ts'
 import { newId } from '../platform/ids.ts'
 import { checkMedia, isHostedMedia } from '../media/media.service.ts'
 import type { AuthedProject } from '../projects/project-auth.ts'
@@ -13,6 +12,7 @@ import { countAudienceByPushService } from './audience-breakdown.store.ts'
 import type { DryRunResponse } from './dry-run.schemas.ts'
 import { dryRunWarnings } from './dry-run-warnings.ts'
 import { fullPayload, type NotificationContent } from './notification-payload.ts'
+import { pushBodySize } from './push-payload.ts'
 import { checkSend, type SendDeps } from './send.service.ts'
 
 export interface DryRunOptions {

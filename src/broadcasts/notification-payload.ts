@@ -1,7 +1,7 @@
 // The notification a broadcast sends, as the browser's service worker reads it
 // (decisions.md §4): the push payload's JSON when it fits in one push, and the
-// body of GET /v1/notifications/:broadcast_id when it does not (delivery's
-// payload.ts then pushes a `fetch: true` stub instead).
+// body of GET /v1/notifications/:broadcast_id when it does not (push-payload.ts
+// then pushes a `fetch: true` stub instead).
 import { Type, type Static } from 'typebox'
 
 export interface NotificationContent {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { changedTables, fingerprinter, type Fingerprint } from '../../test/support/db-fingerprint.ts'
-import { HEADER_LENGTH, MAX_PLAINTEXT_BYTES } from '../delivery/encryption.ts'
+import { HEADER_LENGTH, MAX_PLAINTEXT_BYTES } from '../platform/webpush/record-size.mjs'
 import { newId } from '../platform/ids.ts'
 import { monthKey } from '../projects/push-usage.ts'
 import { updateProject } from '../projects/projects.store.ts'

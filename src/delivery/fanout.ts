@@ -35,7 +35,7 @@ import { effectiveLimits } from '../projects/plans.ts'
 import { findProjectById } from '../projects/projects.store.ts'
 import { tryReservePushes } from '../projects/push-usage.ts'
 import { recordBatch, type BatchOutcomes, type Failed, type PushServiceTally } from './batch-outcomes.ts'
-import { pushPlaintext } from './payload.ts'
+import { pushPlaintext } from '../broadcasts/push-payload.ts'
 import { sendToRecipients, type Retry, type SenderDeps } from './send-batch.ts'
 import { logSendingFinished, logSendingStarted } from './broadcast-log.ts'
 

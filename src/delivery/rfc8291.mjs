@@ -11,26 +11,21 @@
 // HMACs and copy through ArrayBuffers; measured ~3x slower for this step).
 import { createCipheriv, createECDH, createHmac, randomFillSync } from 'node:crypto'
 
-/** Record size written in the header; push services must accept 4096 bytes of body (RFC 8030 §7.2). */
-export const RECORD_SIZE = 4096
-const SALT_LENGTH = 16
-const PUBLIC_KEY_LENGTH = 65 // uncompressed P-256 point: 0x04 | x | y
-const AUTH_SECRET_LENGTH = 16
-const TAG_LENGTH = 16
-/** salt(16) | rs(4) | idlen(1) | keyid = sender public key(65) */
-export const HEADER_LENGTH = SALT_LENGTH + 4 + 1 + PUBLIC_KEY_LENGTH
-/** Largest plaintext whose single record fits the 4096-byte body: 4096 - 86 header - 1 delimiter - 16 tag. */
-export const MAX_PLAINTEXT_BYTES = RECORD_SIZE - HEADER_LENGTH - 1 - TAG_LENGTH
+import {
+  encryptedLength,
+  HEADER_LENGTH,
+  MAX_PLAINTEXT_BYTES,
+  PUBLIC_KEY_LENGTH,
+  RECORD_SIZE,
+  SALT_LENGTH,
+  TAG_LENGTH,
+} from '../platform/webpush/record-size.mjs'
 
-/**
- * The length of the HTTP body encryptPayload returns for a plaintext of
- * `plaintextLength` bytes: header, plaintext (no padding is added), the
- * delimiter and the tag. For dry runs, which report a push's size without
- * encrypting one.
- */
-export function encryptedLength(plaintextLength) {
-  return HEADER_LENGTH + plaintextLength + 1 + TAG_LENGTH
-}
+// The record's size arithmetic is shared with broadcasts (does a notification
+// fit in one push?): it lives in platform/webpush/record-size.mjs.
+export { encryptedLength, HEADER_LENGTH, MAX_PLAINTEXT_BYTES, RECORD_SIZE }
+
+const AUTH_SECRET_LENGTH = 16
 
 const KEY_INFO_LABEL = Buffer.from('WebPush: info\0', 'latin1')
 const CEK_INFO = Buffer.from('Content-Encoding: aes128gcm\0\x01', 'latin1')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { encryptPayload, MAX_PLAINTEXT_BYTES } from './encryption.ts'
-import { pushBodySize, pushPlaintext } from './payload.ts'
+import { encryptPayload, MAX_PLAINTEXT_BYTES } from '../delivery/encryption.ts'
+import { pushBodySize, pushPlaintext } from './push-payload.ts'
 import { pushKeys } from '../subscribers/subscribers.fixtures.ts'
 
 const base = { project_id: 'prj_a', broadcast_id: 'bdc_b', title: 'Hi', body: 'There', icon: null, image: null, url: '/' }

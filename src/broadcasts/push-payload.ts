@@ -2,8 +2,8 @@
 // or, when that would not fit in one 4096-byte web push record, a small
 // `fetch: true` stub that tells the service worker to fetch the content.
 
-import { fullPayload, type NotificationContent } from '../broadcasts/notification-payload.ts'
-import { encryptedLength, MAX_PLAINTEXT_BYTES } from './encryption.ts'
+import { encryptedLength, MAX_PLAINTEXT_BYTES } from '../platform/webpush/record-size.mjs'
+import { fullPayload, type NotificationContent } from './notification-payload.ts'
 
 /** What a push carries instead when the full JSON would not fit. */
 export interface FetchStub {
