@@ -54,14 +54,18 @@ export async function insertAttempt(q: Queryable, record: AttemptRecord, nextAtt
   )
 }
 
-/** A page of the endpoint's attempts, newest first, after the cursor (an attempt id). */
+/**
+ * A page of the endpoint's attempts, newest first, after the cursor (an attempt
+ * id). Ordered by the table's bigint id, not the text `id` of the select list
+ * (ORDER BY prefers an output column's name: "9" would sort above "12").
+ */
 export async function listAttemptsPage(q: Queryable, webhookId: string, limit: number, cursor: string | null): Promise<AttemptRow[]> {
   const result = await q.query<AttemptRow>(
     `SELECT id::text AS id, webhook_id, event_id, event_type, attempt, outcome, response_status, error, duration_ms,
             attempted_at, next_attempt_at
        FROM webhook_attempts
       WHERE webhook_id = $1 AND ($3::bigint IS NULL OR id < $3::bigint)
-      ORDER BY id DESC LIMIT $2`,
+      ORDER BY webhook_attempts.id DESC LIMIT $2`,
     [webhookId, limit, cursor],
   )
   return result.rows
