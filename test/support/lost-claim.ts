@@ -17,7 +17,7 @@ export async function until(check: () => Promise<boolean> | boolean, timeoutMs =
 /**
  * Locks `table` on databaseUrl, calls start() (which begins claiming from it
  * through relay), waits until the claim (a FOR UPDATE SKIP LOCKED) waits on
- * the lock, cuts the relay, and releases the lock so the claim commits.
+ * the lock (the only statement that touches the table meanwhile), cuts the relay, and releases the lock so the claim commits.
  */
 export async function loseClaimAnswer(databaseUrl: string, table: string, relay: TcpRelay, start: () => Promise<void>): Promise<void> {
   const locker = new pg.Client({ connectionString: databaseUrl })
@@ -27,8 +27,13 @@ export async function loseClaimAnswer(databaseUrl: string, table: string, relay:
     await locker.query(`LOCK TABLE ${pg.escapeIdentifier(table)} IN ACCESS EXCLUSIVE MODE`)
     await start()
     await until(async () => {
+      // Read from pg_locks, not from pg_stat_activity's query text: a statement
+      // sent with parameters can wait on the table while it is still parsed,
+      // before pg_stat_activity shows its text (seen with the webhook claim).
       const waiting = await locker.query(
-        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE SKIP LOCKED%' AND datname = current_database()`,
+        `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+          WHERE NOT l.granted AND c.relname = $1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        [table],
       )
       return waiting.rows.length > 0
     })
