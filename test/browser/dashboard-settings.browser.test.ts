@@ -204,7 +204,7 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
     expect(other.url()).toBe(`${herald.url}/dashboard`)
     await other.goto(`${herald.url}/docs`)
     const info = other.locator('.information-container .info')
-    await info.getByText('Authorization: Bearer <API key>').waitFor()
+    await info.getByText('Authorization: Bearer <API key>').waitFor({ timeout: 10_000 })
     expect(await info.textContent()).not.toContain('Bearer ;')
     await other.close()
   })
