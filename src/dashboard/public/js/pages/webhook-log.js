@@ -23,12 +23,13 @@ function nextAttempt(attempt) {
   return h('span', { class: 'muted' }, '—')
 }
 
+// Time and Result first: on a phone they are what shows without scrolling.
 function row(attempt) {
   return h('tr', { 'data-attempt-id': attempt.id },
     h('td', { class: 'when' }, shortTime(attempt.attempted_at)),
-    h('td', {}, attempt.event_type, h('br'), h('span', { class: 'mono small muted' }, attempt.event_id)),
-    h('td', { class: 'num' }, String(attempt.attempt)),
     h('td', {}, statusBadge(attempt.outcome), ' ', h('span', { class: 'attempt-result' }, attemptResult(attempt))),
+    h('td', {}, attempt.event_type, h('br'), h('span', { class: 'mono small muted event-id' }, attempt.event_id)),
+    h('td', { class: 'num' }, String(attempt.attempt)),
     h('td', { class: 'when' }, nextAttempt(attempt)),
   )
 }
@@ -79,7 +80,7 @@ export function deliveryLog(webhook) {
         h('div', { class: 'table-wrap' },
           h('table', { class: 'log-table' },
             h('caption', { class: 'visually-hidden' }, `Delivery attempts to ${webhook.url}, newest first`),
-            h('thead', {}, h('tr', {}, ['Time', 'Event', 'Attempt', 'Result', 'Next attempt'].map((label) => h('th', { scope: 'col' }, label)))),
+            h('thead', {}, h('tr', {}, ['Time', 'Result', 'Event', 'Attempt', 'Next attempt'].map((label) => h('th', { scope: 'col' }, label)))),
             tbody,
           )),
         h('div', { class: 'pager' }, olderButton(page.next_cursor, tbody)),
