@@ -84,14 +84,16 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       info: {
         title: 'Herald API',
         version: '1.0.0',
-        description: 'Self-hosted web push notifications. Bearer routes take Authorization: Bearer <API key>; browser routes take ?project=prj_x.',
+        // Rendered as Markdown by /docs: a bare <API key> would be read as an
+        // HTML tag and dropped ("Bearer ;"), so literal text goes in code spans.
+        description: 'Self-hosted web push notifications. Bearer routes take `Authorization: Bearer <API key>`; browser routes take `?project=prj_x`.',
       },
       servers: [{ url: ctx.config.publicUrl }],
       components: {
         securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'A project API key, hk_live_…' },
+          apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'hk_live_…', description: 'A project API key, `hk_live_…`' },
           project: { type: 'apiKey', in: 'query', name: 'project', description: 'The project id, prj_…' },
-          adminToken: { type: 'http', scheme: 'bearer', description: 'HERALD_ADMIN_TOKEN' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token, `HERALD_ADMIN_TOKEN`' },
         },
       },
     },

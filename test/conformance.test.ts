@@ -6,6 +6,7 @@ import { createECDH, randomBytes } from 'node:crypto'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { padPng } from '../src/media/images.fixtures.ts'
+import { runProjectCommand } from '../src/projects/cli.ts'
 import { ADMIN_TOKEN, createTestApp, type TestApp } from './support/app.ts'
 
 let t: TestApp
@@ -192,6 +193,60 @@ describe('decisions.md §1: the error body', () => {
     const error = expectError(await subscribeReq(p), 403, 'subscriber_limit_reached')
     expect(error.limit).toBe(1)
     expect(error.message).toMatch(/\b1\b/)
+  })
+})
+
+// A self-hosted install has no upgrade page and the owner holds only an API
+// key: every plan gate says that the operator lifts it, with the real command.
+
+describe('decisions.md §2: a plan gate names the operator command that lifts it, and the command works', () => {
+  /** Runs the `herald projects update …` the message names (with N filled in), as the operator would. */
+  async function runNamedCommand(message: string, n = '1000'): Promise<void> {
+    const named = /herald (projects update prj_[0-9a-z]+ [^()]*?)(?: or --plan \w+)? \(or PATCH \/admin\/v1\/projects\/prj_[0-9a-z]+/.exec(message)
+    expect(named, message).not.toBeNull()
+    const args = named![1].replace('=N', `=${n}`).split(' ')
+    const log = console.log
+    console.log = () => {}
+    try {
+      expect(await runProjectCommand(t.ctx.db, t.ctx.config, 'projects', args.slice(1))).toBe(0)
+    } finally {
+      console.log = log
+    }
+  }
+
+  it('scheduling_requires_upgrade and image_requires_upgrade: --plan plus / --plan hobby', async () => {
+    const p = await newProject({ plan: 'free' })
+    const image = { notification: { image: 'https://cdn.example/banner.png' } }
+    const imageError = expectError(await send(p, image), 403, 'image_requires_upgrade')
+    expect(imageError.message).toContain(`The operator of this Herald can change the project's plan: herald projects update ${p.id} --plan hobby`)
+    await runNamedCommand(imageError.message as string)
+    expect((await send(p, image)).statusCode).toBe(202)
+
+    const schedule = { scheduled_at: future(DAY) }
+    const scheduleError = expectError(await send(p, schedule), 403, 'scheduling_requires_upgrade')
+    expect(scheduleError.message).toContain(`herald projects update ${p.id} --plan plus`)
+    await runNamedCommand(scheduleError.message as string)
+    expect((await send(p, schedule)).statusCode).toBe(202)
+  })
+
+  it('group_limit_reached, subscriber_limit_reached, monthly_push_limit_reached: --limit FIELD=N', async () => {
+    const p = await newProject({ plan: 'free' }, { subscribers: 1, monthly_pushes: 0 })
+    for (let i = 0; i < 3; i++) await createGroup(p)
+    const groupError = expectError(await bearer(p, 'POST', '/v1/groups', { name: 'fourth' }), 403, 'group_limit_reached')
+    expect(groupError.message).toContain(`The operator of this Herald can raise it: herald projects update ${p.id} --limit groups=N or --plan hobby`)
+    await runNamedCommand(groupError.message as string)
+    await createGroup(p)
+
+    await subscribe(p)
+    const subscriberError = expectError(await subscribeReq(p), 403, 'subscriber_limit_reached')
+    expect(subscriberError.message).toContain(`herald projects update ${p.id} --limit subscribers=N`)
+    await runNamedCommand(subscriberError.message as string)
+    await subscribe(p)
+
+    const pushError = expectError(await send(p), 403, 'monthly_push_limit_reached')
+    expect(pushError.message).toContain(`herald projects update ${p.id} --limit monthly_pushes=N`)
+    await runNamedCommand(pushError.message as string)
+    expect((await send(p)).statusCode).toBe(202)
   })
 })
 

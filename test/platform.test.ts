@@ -34,6 +34,24 @@ describe('platform', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json().openapi).toBe('3.1.0')
   })
+
+  it('keeps <…> in the OpenAPI texts inside code spans: /docs renders them as Markdown and drops bare tags ("Bearer ;")', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const texts: string[] = []
+    const walk = (node: unknown): void => {
+      if (!node || typeof node !== 'object') return
+      for (const [key, value] of Object.entries(node)) {
+        if ((key === 'description' || key === 'summary') && typeof value === 'string') texts.push(value)
+        else walk(value)
+      }
+    }
+    walk(doc)
+    expect(texts.length).toBeGreaterThan(50)
+    const outsideCode = (text: string) => text.replace(/`[^`]*`/g, '')
+    expect(texts.filter((text) => /<[A-Za-z!/][^>]*>/.test(outsideCode(text)))).toEqual([])
+    expect(doc.info.description).toContain('`Authorization: Bearer <API key>`')
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'hk_live_…' })
+  })
 })
 
 describe('router errors', () => {

@@ -5,13 +5,17 @@
 // a scheduled one when it fires (api.md §3: "the push budget is reserved at fire time").
 import type { Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
+import { howToLift } from '../projects/plans.ts'
 import { pushesUsed, tryReservePushes } from '../projects/push-usage.ts'
 
-/** The 403 a send gets when its audience does not fit; cap and audience in the text and as fields. */
-export function monthlyPushLimitError(limit: number, audience: number): AppError {
+/**
+ * The 403 a send gets when its audience does not fit; cap and audience in the
+ * text and as fields, and who can raise the cap.
+ */
+export function monthlyPushLimitError(projectId: string, limit: number, audience: number): AppError {
   return new AppError(
     'monthly_push_limit_reached',
-    `The broadcast would take the project over its monthly push cap: estimated audience ${audience}, cap ${limit} pushes per month.`,
+    `The broadcast would take the project over its monthly push cap: estimated audience ${audience}, cap ${limit} pushes per month. ${howToLift(projectId, { limit: 'monthly_pushes', plan: null })}`,
     { limit, audience },
   )
 }
@@ -25,7 +29,7 @@ export function monthlyPushLimitError(limit: number, audience: number): AppError
 export async function checkPushBudget(q: Queryable, projectId: string, cap: number, audience: number, at: Date): Promise<void> {
   if (audience <= 0) return
   const used = await pushesUsed(q, projectId, at)
-  if (used + audience > cap) throw monthlyPushLimitError(cap, audience)
+  if (used + audience > cap) throw monthlyPushLimitError(projectId, cap, audience)
 }
 
 /**
@@ -34,5 +38,5 @@ export async function checkPushBudget(q: Queryable, projectId: string, cap: numb
  * everything it wrote with it).
  */
 export async function reservePushes(q: Queryable, projectId: string, cap: number, count: number, at: Date): Promise<void> {
-  if (!(await tryReservePushes(q, projectId, cap, count, at))) throw monthlyPushLimitError(cap, count)
+  if (!(await tryReservePushes(q, projectId, cap, count, at))) throw monthlyPushLimitError(projectId, cap, count)
 }

@@ -7,7 +7,7 @@ import { AppError, invalidField } from '../platform/errors.ts'
 import type { AuthedProject } from '../projects/project-auth.ts'
 import { isId, newId } from '../platform/ids.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
-import { planAtLeast } from '../projects/plans.ts'
+import { howToLift, planAtLeast } from '../projects/plans.ts'
 import { resolveMedia, type MediaKind } from '../media/media.service.ts'
 import { DEFAULT_TTL, type BroadcastSource, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
 import { insertBroadcast } from './broadcasts.store.ts'
@@ -85,11 +85,11 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Send
   checkMediaForm('icon', notification.icon)
   checkMediaForm('image', notification.image)
 
-  if (notification.image !== undefined && !planAtLeast(project.plan, 'hobby')) throw new AppError('image_requires_upgrade')
+  if (notification.image !== undefined && !planAtLeast(project.plan, 'hobby')) throw new AppError('image_requires_upgrade', `notification.image needs the Hobby plan or higher; this project is on ${project.plan}. ${howToLift(project.id, { plan: 'hobby' })}`)
 
   let runAt: Date | null = null
   if (body.scheduled_at !== undefined) {
-    if (!planAtLeast(project.plan, 'plus')) throw new AppError('scheduling_requires_upgrade')
+    if (!planAtLeast(project.plan, 'plus')) throw new AppError('scheduling_requires_upgrade', `Scheduling needs the Plus plan or higher; this project is on ${project.plan}. ${howToLift(project.id, { plan: 'plus' })}`)
     if (!(body.scheduled_at > now && body.scheduled_at <= now + MAX_SCHEDULE_AHEAD_MS)) {
       const message = body.scheduled_at <= now
         ? 'scheduled_at lies in the past; it must lie in the future and within 90 days.'

@@ -36,6 +36,10 @@ const htmlAttribute = (value: string): string =>
   value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 export function registerDashboardRoutes(app: App, ctx: AppContext): void {
+  // Someone who opens Herald's bare address is most likely its owner looking
+  // for the dashboard. 302, not 301: browsers keep a 301 forever, and / may
+  // serve something else one day. decisions.md §6 gives / no other use.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 302))
   const publicUrl = htmlAttribute(ctx.config.publicUrl.replace(/\/+$/, ''))
   registerStaticFolder(app, {
     prefix: '/dashboard/',

@@ -13,6 +13,15 @@ afterAll(async () => {
 })
 
 describe('/dashboard', () => {
+  it('is where GET / leads (302, so browsers do not keep it forever)', async () => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await t.app.inject({ method, url: '/' })
+      expect(res.statusCode, method).toBe(302)
+      expect(res.headers.location, method).toBe('/dashboard')
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/?x=1' })).headers.location).toBe('/dashboard')
+  })
+
   it('allows images from the CDN origin (icons hosted there), and nothing looser', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/dashboard/' })
     expect(res.statusCode).toBe(200)

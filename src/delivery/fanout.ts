@@ -105,7 +105,7 @@ async function fireBroadcast(deps: FanoutDeps, job: Job<'fire_broadcast'>): Prom
         await broadcastState.setReserved(tx, id, audience)
         await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
       } else {
-        await broadcastState.failForPushLimit(tx, id, audience, monthlyPushLimitError(cap, audience).message)
+        await broadcastState.failForPushLimit(tx, id, audience, monthlyPushLimitError(broadcast.project_id, cap, audience).message)
       }
     }
   })

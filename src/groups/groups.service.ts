@@ -3,6 +3,7 @@
 import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { isId, newId } from '../platform/ids.ts'
+import { howToLift, nextPlan } from '../projects/plans.ts'
 import type { AuthedProject } from '../projects/project-auth.ts'
 import type { AddMembersBody, CreateGroupBody, Group, UpdateGroupBody } from './groups.schemas.ts'
 import * as store from './groups.store.ts'
@@ -38,7 +39,7 @@ export async function createGroup(db: Database, project: AuthedProject, body: Cr
     await db.transaction(async (tx) => {
       await store.lockProject(tx, project.id)
       if ((await store.countGroups(tx, project.id)) >= cap) {
-        throw new AppError('group_limit_reached', `The project is at its plan's cap of ${cap} groups.`, { limit: cap })
+        throw new AppError('group_limit_reached', `The project is at its plan's cap of ${cap} groups. ${howToLift(project.id, { limit: 'groups', plan: nextPlan(project.plan) })}`, { limit: cap })
       }
       await store.insertGroup(tx, { id, project_id: project.id, name: body.name, description: body.description ?? null })
     })

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 
 export const MediaFileParams = Type.Object({
-  file: Type.String({ description: '<sha256>.<ext> as returned in a hosted icon or image URL, e.g. 9f86….png' }),
+  file: Type.String({ description: '`<sha256>.<ext>` as returned in a hosted icon or image URL, e.g. `9f86….png`' }),
 })
 
 

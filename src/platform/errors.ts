@@ -11,11 +11,13 @@ export const ERRORS = {
   invalid_scheduled_at: { status: 400, message: 'scheduled_at must lie in the future and within 90 days.' },
   invalid_api_key: { status: 401, message: 'The API key is missing, malformed, revoked or unknown.' },
   invalid_admin_token: { status: 401, message: 'The operator token is missing or wrong.' },
-  group_limit_reached: { status: 403, message: "The project is at its plan's group cap." },
-  subscriber_limit_reached: { status: 403, message: "The project is at its plan's subscriber cap." },
-  monthly_push_limit_reached: { status: 403, message: "The broadcast would take the project over its plan's monthly push cap." },
-  scheduling_requires_upgrade: { status: 403, message: 'Scheduling needs the Plus plan or higher.' },
-  image_requires_upgrade: { status: 403, message: 'notification.image needs the Hobby plan or higher.' },
+  // The plan gates: thrown with a message that also names the project and the
+  // command that lifts them (projects/plans.ts howToLift); these are the floor.
+  group_limit_reached: { status: 403, message: "The project is at its plan's group cap. The operator of this Herald can raise it (herald projects update)." },
+  subscriber_limit_reached: { status: 403, message: "The project is at its plan's subscriber cap. The operator of this Herald can raise it (herald projects update)." },
+  monthly_push_limit_reached: { status: 403, message: "The broadcast would take the project over its plan's monthly push cap. The operator of this Herald can raise it (herald projects update)." },
+  scheduling_requires_upgrade: { status: 403, message: 'Scheduling needs the Plus plan or higher. The operator of this Herald can change the plan (herald projects update --plan plus).' },
+  image_requires_upgrade: { status: 403, message: 'notification.image needs the Hobby plan or higher. The operator of this Herald can change the plan (herald projects update --plan hobby).' },
   webhook_limit_reached: { status: 403, message: 'The project has as many webhook endpoints as it may have.' },
   not_found: { status: 404, message: 'No such route.' },
   project_not_found: { status: 404, message: 'No such project.' },

@@ -35,3 +35,22 @@ export function effectiveLimits(plan: PlanName, overrides: LimitOverrides): Limi
 export function planAtLeast(plan: PlanName, minimum: PlanName): boolean {
   return PLAN_NAMES.indexOf(plan) >= PLAN_NAMES.indexOf(minimum)
 }
+
+/** The plan after `plan`, or null on the highest one. */
+export function nextPlan(plan: PlanName): PlanName | null {
+  return PLAN_NAMES[PLAN_NAMES.indexOf(plan) + 1] ?? null
+}
+
+/**
+ * The sentence a plan-gate error ends with. Herald is self-hosted: there is no
+ * upgrade page, and the project's owner (who holds only an API key) cannot
+ * change the plan; the operator of the install can, with the CLI
+ * (`herald projects update`, src/projects/cli.ts) or the operator API.
+ */
+export function howToLift(projectId: string, change: { plan: PlanName } | { limit: keyof Limits; plan: PlanName | null }): string {
+  if (!('limit' in change)) {
+    return `The operator of this Herald can change the project's plan: herald projects update ${projectId} --plan ${change.plan} (or PATCH /admin/v1/projects/${projectId} with {"plan":"${change.plan}"}).`
+  }
+  const orPlan = change.plan ? ` or --plan ${change.plan}` : ''
+  return `The operator of this Herald can raise it: herald projects update ${projectId} --limit ${change.limit}=N${orPlan} (or PATCH /admin/v1/projects/${projectId}).`
+}

@@ -4,6 +4,7 @@ import type { Config } from '../platform/config.ts'
 import type { Database } from '../platform/db/database.ts'
 import { AppError, invalidField } from '../platform/errors.ts'
 import { isId, newId } from '../platform/ids.ts'
+import { howToLift, nextPlan } from '../projects/plans.ts'
 import type { AuthedProject } from '../projects/project-auth.ts'
 import { checkPushEndpoint } from '../platform/outbound/url-policy.ts'
 import { joinGroups } from '../groups/groups.store.ts'
@@ -32,7 +33,7 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
     const status = await store.lockStatusByEndpoint(tx, project.id, body.endpoint)
     if (status !== 'active') {
       if ((await store.lockActiveCount(tx, project.id)) >= cap) {
-        throw new AppError('subscriber_limit_reached', `The project is at its plan's cap of ${cap} subscribers.`, { limit: cap })
+        throw new AppError('subscriber_limit_reached', `The project is at its plan's cap of ${cap} subscribers. ${howToLift(project.id, { limit: 'subscribers', plan: nextPlan(project.plan) })}`, { limit: cap })
       }
     }
     const id = await store.upsertSubscriber(tx, {

@@ -1,68 +1,20 @@
-// Settings: webhooks (the signing secret shown once, at creation), the
-// project's default icon (PATCH /v1/me), and the snippet to paste into the site.
-import { del, get, patch, post } from '../api.js'
-import { append, field, h, readAsDataUrl, replace, shortTime } from '../dom.js'
-import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, table } from '../ui.js'
-
-const EVENTS = ['delivered', 'failed', 'clicked', 'dismissed']
+// Settings: webhooks (webhooks-section.js: status, delivery log, test, edit,
+// enable, rotate), the project's default icon (PATCH /v1/me), and the
+// snippet to paste into the site.
+import { patch } from '../api.js'
+import { append, field, h, readAsDataUrl, replace } from '../dom.js'
+import { errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
+import { webhooksSection } from './webhooks-section.js'
 
 export async function render(view, session, { flash }) {
   const me = session.me
-  append(view, 
+  append(view,
     pageHeading('Settings'),
     flash ? okBox(flash) : null,
     await webhooksSection(),
     iconSection(session),
     snippetSection(me),
   )
-}
-
-async function webhooksSection() {
-  const slot = h('div', { class: 'slot', id: 'webhook-message' })
-  const listSlot = h('div')
-
-  async function reload() {
-    const { webhooks } = await get('/v1/webhooks?limit=100')
-    replace(listSlot, table('Webhooks', ['URL', 'Events', 'Status', 'Created', 'Actions'],
-      webhooks.map((w) => h('tr', {},
-        h('td', { class: 'mono break' }, w.url),
-        h('td', {}, w.events.join(', ')),
-        h('td', {}, w.status),
-        h('td', { class: 'when' }, shortTime(w.created_at)),
-        h('td', {}, confirmButton('Delete', `Stop sending events to ${w.url}?`, async () => {
-          try {
-            await del(`/v1/webhooks/${w.id}`)
-            await reload()
-            show(slot, okBox('Webhook deleted.'))
-          } catch (error) {
-            show(slot, errorBox(error))
-          }
-        })),
-      )),
-      { emptyText: 'No webhooks. Add one to receive delivered, failed, clicked and dismissed events on your server.' }))
-  }
-
-  const url = h('input', { name: 'url', type: 'url', required: true, maxlength: '2048', placeholder: 'https://example.com/herald-events', autocomplete: 'off' })
-  const boxes = EVENTS.map((event) => h('input', { type: 'checkbox', name: 'events', value: event, checked: true, id: `event-${event}` }))
-  const form = h('form', { class: 'inline-form', id: 'add-webhook', novalidate: true },
-    field('Endpoint URL', url, 'HTTPS, on a public address. Deliveries are signed (Standard Webhooks) with the secret shown once below.'),
-    h('fieldset', { class: 'checks' }, h('legend', {}, 'Events'),
-      boxes.map((box) => h('label', { class: 'check', for: box.id }, box, ` ${box.value}`))),
-    h('button', { type: 'submit' }, 'Add webhook'),
-  )
-  onSubmit(form, slot, async () => {
-    const events = boxes.filter((b) => b.checked).map((b) => b.value)
-    const created = await post('/v1/webhooks', { url: url.value.trim(), events })
-    url.value = ''
-    await reload()
-    show(slot, h('div', { class: 'message ok secret', role: 'status' },
-      h('p', {}, 'Webhook added. Its signing secret is shown this once: copy it into your server’s configuration now.'),
-      h('label', { for: 'webhook-secret' }, 'Signing secret'),
-      h('input', { id: 'webhook-secret', class: 'mono', readonly: true, value: created.secret, onfocus: (e) => e.target.select() })))
-  })
-
-  await reload()
-  return h('section', { class: 'card', 'aria-labelledby': 'webhooks-title' }, h('h2', { id: 'webhooks-title' }, 'Webhooks'), slot, listSlot, form)
 }
 
 function iconSection(session) {
