@@ -9,7 +9,8 @@
 // ratio. API: POST /v1/subscribe, POST /v1/send and the POST /v1/events
 // beacon, requests per second, and GET /v1/me alone and during a garbage flood
 // of the beacon. Webhooks: deliveries per second of --events events (bench/webhooks.ts).
-// Storage defaults to both modes when DATABASE_URL is set.
+// Storage defaults to both modes when DATABASE_URL is set. BENCH_HERALD_LOG=file
+// appends the Herald process's log there (with HERALD_LOG_LEVEL=debug: a line per batch).
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { parseArgs } from 'node:util'

@@ -137,7 +137,7 @@ export async function startHerald(env: Record<string, string>, port: number): Pr
   const child = spawn(process.execPath, [...profile, ...nodeFlags, ...HERALD_ENTRY, 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: String(port), HERALD_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_HERALD_LOG ? fs.openSync(process.env.BENCH_HERALD_LOG, 'a') : 'ignore', 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
