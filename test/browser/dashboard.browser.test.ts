@@ -206,6 +206,8 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
 
     push.reset()
     await page.getByRole('button', { name: 'Send' }).click()
+    // The confirmation step (the dry run's audience and warnings) comes first: dashboard-compose.browser.test.ts covers it.
+    await page.locator('#confirm-send').click()
     await page.waitForURL(/#\/broadcasts\/bdc_[0-9a-z]{26}$/)
     const broadcastId = page.url().split('/').pop()!
     await page.getByText('Broadcast sent. Counts update as it goes out.').waitFor()
@@ -269,6 +271,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await page.getByLabel('Body').fill('The sale ends tonight.')
     await page.getByLabel('Schedule (optional)').fill(localInput(at))
     await page.getByRole('button', { name: 'Schedule' }).click()
+    await page.locator('#confirm-send').click()
     await page.getByText('Broadcast scheduled.').waitFor()
     const broadcastId = page.url().split('/').pop()!
     expect(await page.locator('#broadcast-live .badge').textContent()).toBe('scheduled')

@@ -1,52 +1,63 @@
 // Compose: every field of POST /v1/send, a live preview of the notification,
-// and the send itself (marked X-Herald-Source: dashboard). After sending, the
-// broadcast's page shows its counts climbing.
+// and the send itself (marked X-Herald-Source: dashboard). Limits are checked
+// as the owner types (compose-limits.js); "Send" first asks Herald for a dry
+// run and shows its audience and warnings (compose-confirm.js); only the
+// button there sends. The form is kept as a draft per project
+// (compose-draft.js) until a send succeeds. After sending, the broadcast's page
+// shows its counts climbing.
 import { get, post } from '../api.js'
-import { append, field, h, readAsDataUrl } from '../dom.js'
-import { onSubmit, pageHeading } from '../ui.js'
+import { append, field, h, replace } from '../dom.js'
+import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
+import { confirmation } from './compose-confirm.js'
+import { clearDraft, loadDraft, saveDraft } from './compose-draft.js'
+import { checkedField, mediaInput, showServerErrors } from './compose-fields.js'
+import * as limits from './compose-limits.js'
 
-const PLAN_ORDER = ['free', 'hobby', 'plus', 'pro', 'max']
-const atLeast = (plan, min) => PLAN_ORDER.indexOf(plan) >= PLAN_ORDER.indexOf(min)
+const SOURCE = { headers: { 'X-Herald-Source': 'dashboard' } }
 
-/** A picked file or a typed URL: the file wins, as a data URL Herald then hosts. */
-function mediaInput(label, name, hint) {
-  const url = h('input', { name, type: 'text', inputmode: 'url', placeholder: 'https://…', autocomplete: 'off' })
-  const file = h('input', { name: `${name}_file`, type: 'file', accept: 'image/png,image/jpeg,image/webp' })
-  let dataUrl = null
-  file.addEventListener('change', async () => {
-    dataUrl = file.files[0] ? await readAsDataUrl(file.files[0]) : null
-    url.dispatchEvent(new Event('input', { bubbles: true }))
-  })
-  return {
-    nodes: [field(label, url, hint), field(`…or upload an ${name} file`, file)],
-    value: () => dataUrl ?? (url.value.trim() || undefined),
-  }
-}
-
-export async function render(view, session) {
+export async function render(view, session, { flash } = {}) {
   const me = session.me
   const { groups } = await get('/v1/groups')
   const slot = h('div', { class: 'slot', id: 'compose-message' })
+  const confirmSlot = h('div', { id: 'confirm-slot' })
+  const draftNote = h('p', { class: 'hint', id: 'draft-note', 'aria-live': 'polite' })
 
-  const title = h('input', { name: 'title', required: true, maxlength: '256', autocomplete: 'off' })
-  const body = h('textarea', { name: 'body', required: true, maxlength: '2048', rows: '3' })
-  const url = h('input', { name: 'url', type: 'text', maxlength: '2048', placeholder: '/', autocomplete: 'off' })
-  const icon = mediaInput('Icon', 'icon', me.default_icon ? 'Square. Empty: the project’s default icon.' : 'Square, PNG/JPEG/WebP, at most 256 KB.')
-  const image = mediaInput('Image', 'image', atLeast(me.plan, 'hobby') ? 'A large banner, at most 1 MB.' : 'Needs the Hobby plan or higher.')
+  const title = checkedField('Title', h('input', { name: 'title', required: true, autocomplete: 'off' }), { max: limits.TITLE_MAX, hint: 'Browsers show about the first 50 characters.' })
+  const body = checkedField('Body', h('textarea', { name: 'body', required: true, rows: '3' }), { max: limits.BODY_MAX, hint: 'Browsers show about the first 120 characters.' })
+  const url = checkedField('Link', h('input', { name: 'url', type: 'text', placeholder: '/', autocomplete: 'off' }), { hint: 'Opened on click: a path on your site (/sale) or a full URL. Default /.' })
+  const onChange = () => form.dispatchEvent(new Event('input'))
+  const icon = mediaInput('Icon', 'icon', {
+    hint: me.default_icon ? 'Square, PNG/JPEG/WebP, at most 256 KB. Empty: the project’s default icon.' : 'Square, PNG/JPEG/WebP, at most 256 KB.',
+    maxBytes: limits.ICON_BYTES, square: true, onChange,
+  })
+  const image = mediaInput('Image', 'image', {
+    hint: limits.atLeast(me.plan, 'hobby') ? 'A large banner, PNG/JPEG/WebP, at most 1 MB.' : 'Needs the Hobby plan or higher.',
+    maxBytes: limits.IMAGE_BYTES, square: false, onChange,
+  })
 
   const targetType = h('select', { name: 'target' },
     h('option', { value: 'all' }, 'All active subscribers'),
     h('option', { value: 'user' }, 'One user (all their devices)'),
     h('option', { value: 'group', disabled: groups.length === 0 }, 'A group'))
-  const externalId = h('input', { name: 'external_id', maxlength: '256', pattern: '[A-Za-z0-9_\\-]+', autocomplete: 'off' })
+  const externalId = checkedField('External id', h('input', { name: 'external_id', autocomplete: 'off' }), { hint: 'Your user id: A-Z a-z 0-9 _ - only.' })
   const groupSelect = h('select', { name: 'group_id' }, groups.map((g) => h('option', { value: g.id }, `${g.name} (${g.member_count})`)))
-  const userField = field('External id', externalId, 'Your user id: A-Z a-z 0-9 _ - only.')
-  const groupField = field('Group', groupSelect)
+  const groupField = checkedField('Group', groupSelect)
 
-  const ttl = h('input', { name: 'ttl', type: 'number', min: '0', max: '2419200', step: '1', value: '86400' })
+  const ttl = checkedField('Time to live (seconds)', h('input', { name: 'ttl', type: 'number', min: '0', max: String(limits.TTL_MAX), step: '1', value: '86400' }),
+    { hint: 'How long the push service keeps trying an offline device: 0 to 2419200 (4 weeks). Default 86400 (a day).' })
   const urgency = h('select', { name: 'urgency' }, ['very-low', 'low', 'normal', 'high'].map((u) => h('option', { value: u, selected: u === 'normal' }, u)))
-  const topic = h('input', { name: 'topic', maxlength: '32', pattern: '[A-Za-z0-9_\\-]+', autocomplete: 'off' })
-  const schedule = h('input', { name: 'scheduled_at', type: 'datetime-local' })
+  const topic = checkedField('Topic (optional)', h('input', { name: 'topic', autocomplete: 'off' }),
+    { max: limits.TOPIC_MAX, hint: 'A newer broadcast with the same topic replaces an undelivered older one. A-Z a-z 0-9 _ - only.' })
+  const schedule = checkedField('Schedule (optional)', h('input', { name: 'scheduled_at', type: 'datetime-local' }),
+    { hint: limits.atLeast(me.plan, 'plus') ? 'Your local time, within 90 days. Empty: send now.' : 'Scheduling needs the Plus plan or higher. Empty: send now.' })
+
+  /** API path → field, for the checks here and for the server's refusals. */
+  const fields = {
+    'notification.title': title, 'notification.body': body, 'notification.url': url,
+    'notification.icon': icon.fields.url, 'notification.image': image.fields.url,
+    'target.external_id': externalId, 'target.group_id': groupField,
+    ttl, topic, scheduled_at: schedule,
+  }
 
   // The preview: roughly what a desktop browser shows.
   const pTitle = h('strong', { class: 'n-title' })
@@ -58,11 +69,11 @@ export async function render(view, session) {
     h('div', { class: 'n-row' }, pIcon, h('div', { class: 'n-text' }, pSite, pTitle, pBody)), pImage)
 
   function updatePreview() {
-    pTitle.textContent = title.value || 'Title'
-    pBody.textContent = body.value || 'Body text'
+    pTitle.textContent = title.control.value || 'Title'
+    pBody.textContent = body.control.value || 'Body text'
     let where = location.host
     try {
-      where = new URL(url.value || '/', me.domain ? `https://${me.domain}` : location.origin).host
+      where = new URL(url.control.value || '/', me.domain ? `https://${me.domain}` : location.origin).host
     } catch {
       // Not a URL yet: keep the default.
     }
@@ -73,55 +84,161 @@ export async function render(view, session) {
     const imageSrc = image.value()
     pImage.hidden = !imageSrc
     if (imageSrc) pImage.src = imageSrc
-    userField.hidden = targetType.value !== 'user'
-    groupField.hidden = targetType.value !== 'group'
-    externalId.required = targetType.value === 'user'
+    externalId.node.hidden = targetType.value !== 'user'
+    groupField.node.hidden = targetType.value !== 'group'
+    submit.textContent = schedule.control.value ? 'Schedule' : 'Send'
   }
 
-  const form = h('form', { class: 'compose', id: 'compose-form', novalidate: true },
-    h('fieldset', { class: 'card' }, h('legend', {}, 'Notification'),
-      field('Title', title, 'Up to 256 characters.'),
-      field('Body', body, 'Up to 2048 characters.'),
-      field('Link', url, 'Opened on click: a path on your site (/sale) or a full URL. Default /.'),
-      icon.nodes, image.nodes,
-    ),
-    h('fieldset', { class: 'card' }, h('legend', {}, 'Audience'),
-      field('Send to', targetType), userField, groupField),
-    h('fieldset', { class: 'card' }, h('legend', {}, 'Delivery'),
-      field('Time to live (seconds)', ttl, 'How long the push service keeps trying an offline device: 0 to 2419200 (4 weeks). Default 86400 (a day).'),
-      field('Urgency', urgency),
-      field('Topic (optional)', topic, 'A newer broadcast with the same topic replaces an undelivered older one. Up to 32 of A-Z a-z 0-9 _ -.'),
-      field('Schedule (optional)', schedule, atLeast(me.plan, 'plus') ? 'Your local time, within 90 days. Empty: send now.' : 'Scheduling needs the Plus plan or higher. Empty: send now.'),
-    ),
-    slot,
-    h('div', { class: 'form-actions' }, h('button', { type: 'submit', id: 'send-button' }, 'Send')),
-  )
-  form.addEventListener('input', updatePreview)
-  form.addEventListener('change', updatePreview)
-  schedule.addEventListener('input', () => {
-    form.querySelector('#send-button').textContent = schedule.value ? 'Schedule' : 'Send'
-  })
+  /** Runs every limit into its field; returns the errors. Empty required fields are left to the server's answer. */
+  function runChecks() {
+    const v = (f) => f.control.value
+    title.count(limits.chars(v(title)))
+    body.count(limits.chars(v(body)))
+    topic.count(limits.chars(v(topic).trim()))
+    const pairs = [
+      [title, limits.checkTitle(v(title))],
+      [body, limits.checkBody(v(body))],
+      [url, limits.checkLink(v(url).trim())],
+      [externalId, targetType.value === 'user' ? limits.checkExternalId(v(externalId).trim()) : null],
+      [ttl, limits.checkTtl(v(ttl))],
+      [topic, limits.checkTopic(v(topic).trim())],
+      [schedule, limits.checkSchedule(v(schedule), me.plan)],
+    ]
+    for (const [f, error] of pairs) f.setError(error)
+    const errors = pairs.map(([, error]) => error).filter(Boolean)
+    errors.push(...icon.check())
+    const imageErrors = image.check()
+    if (image.value() && !limits.atLeast(me.plan, 'hobby') && !imageErrors.length) {
+      const gate = 'Image: needs the Hobby plan or higher.'
+      image.fields.url.setError(gate)
+      imageErrors.push(gate)
+    }
+    errors.push(...imageErrors)
+    return errors
+  }
 
-  onSubmit(form, slot, async () => {
+  function buildRequest() {
     const request = {
-      target: targetType.value === 'user' ? { type: 'user', external_id: externalId.value.trim() }
+      target: targetType.value === 'user' ? { type: 'user', external_id: externalId.control.value.trim() }
         : targetType.value === 'group' ? { type: 'group', group_id: groupSelect.value }
           : { type: 'all' },
-      notification: { title: title.value, body: body.value },
+      notification: { title: title.control.value, body: body.control.value },
     }
-    if (url.value.trim()) request.notification.url = url.value.trim()
+    if (url.control.value.trim()) request.notification.url = url.control.value.trim()
     if (icon.value()) request.notification.icon = icon.value()
     if (image.value()) request.notification.image = image.value()
-    if (ttl.value !== '') request.ttl = Number(ttl.value)
+    if (ttl.control.value !== '') request.ttl = Number(ttl.control.value)
     if (urgency.value !== 'normal') request.urgency = urgency.value
-    if (topic.value.trim()) request.topic = topic.value.trim()
-    if (schedule.value) request.scheduled_at = new Date(schedule.value).getTime()
-    const sent = await post('/v1/send', request, { headers: { 'X-Herald-Source': 'dashboard' } })
-    session.go(`#/broadcasts/${sent.broadcast_id}`, sent.scheduled_at ? 'Broadcast scheduled.' : 'Broadcast sent. Counts update as it goes out.')
+    if (topic.control.value.trim()) request.topic = topic.control.value.trim()
+    if (schedule.control.value) request.scheduled_at = new Date(schedule.control.value).getTime()
+    return request
+  }
+
+  function draftState() {
+    const i = icon.state()
+    const m = image.state()
+    return {
+      title: title.control.value, body: body.control.value, url: url.control.value,
+      icon_url: i.url, icon_file: i.file, image_url: m.url, image_file: m.file,
+      target: targetType.value, external_id: externalId.control.value, group_id: groupSelect.value,
+      ttl: ttl.control.value, urgency: urgency.value, topic: topic.control.value, schedule: schedule.control.value,
+    }
+  }
+
+  function restore(d) {
+    const text = (x) => (typeof x === 'string' ? x : '')
+    title.control.value = text(d.title)
+    body.control.value = text(d.body)
+    url.control.value = text(d.url)
+    icon.restore(text(d.icon_url), d.icon_file)
+    image.restore(text(d.image_url), d.image_file)
+    if (['all', 'user', 'group'].includes(d.target)) targetType.value = d.target
+    externalId.control.value = text(d.external_id)
+    if (groups.some((g) => g.id === d.group_id)) groupSelect.value = d.group_id
+    if (d.ttl !== undefined) ttl.control.value = text(d.ttl)
+    if (['very-low', 'low', 'normal', 'high'].includes(d.urgency)) urgency.value = d.urgency
+    topic.control.value = text(d.topic)
+    schedule.control.value = text(d.schedule)
+  }
+
+  function closeConfirmation() {
+    replace(confirmSlot)
+    submit.hidden = false
+  }
+
+  const submit = h('button', { type: 'submit', id: 'send-button' }, 'Send')
+  const discard = confirmButton('Discard draft', 'Clear every field?', async () => {
+    clearDraft(me.id)
+    session.go('#/compose', 'Draft discarded.')
+  }, { danger: false })
+  const form = h('form', { class: 'compose', id: 'compose-form', novalidate: true },
+    h('fieldset', { class: 'card' }, h('legend', {}, 'Notification'),
+      title.node, body.node, url.node, icon.nodes, image.nodes),
+    h('fieldset', { class: 'card' }, h('legend', {}, 'Audience'),
+      field('Send to', targetType), externalId.node, groupField.node),
+    h('fieldset', { class: 'card' }, h('legend', {}, 'Delivery'),
+      ttl.node, field('Urgency', urgency), topic.node, schedule.node),
+    slot,
+    h('div', { class: 'form-actions' }, submit, ' ', discard),
+    draftNote,
+    confirmSlot,
+  )
+
+  form.addEventListener('input', () => {
+    // What the confirmation showed no longer matches the form.
+    if (confirmSlot.firstChild) closeConfirmation()
+    updatePreview()
+    runChecks()
+    const kept = saveDraft(me.id, draftState())
+    draftNote.textContent = kept ? 'Draft saved in this browser.' : 'Draft saved in this browser, without the picked files (too large to keep): pick them again after leaving this page.'
+  })
+  form.addEventListener('change', () => form.dispatchEvent(new Event('input')))
+
+  onSubmit(form, slot, async () => {
+    closeConfirmation()
+    const problems = runChecks()
+    if (problems.length) {
+      form.querySelector('[aria-invalid="true"]')?.focus()
+      const summary = problems.length === 1 ? 'Fix this before sending:' : `Fix these ${problems.length} things before sending:`
+      throw Object.assign(new Error(summary), { issues: problems.map((message) => ({ message })) })
+    }
+    const request = buildRequest()
+    let dryRun
+    try {
+      dryRun = await post('/v1/send', { ...request, dry_run: true }, SOURCE)
+    } catch (error) {
+      showServerErrors(error, fields)?.control.focus()
+      throw error
+    }
+    submit.hidden = true
+    replace(confirmSlot, confirmation(dryRun, {
+      scheduled: request.scheduled_at !== undefined,
+      onBack: () => {
+        closeConfirmation()
+        submit.focus()
+      },
+      onSend: async () => {
+        let sent
+        try {
+          sent = await post('/v1/send', request, SOURCE)
+        } catch (error) {
+          closeConfirmation()
+          show(slot, errorBox(error))
+          showServerErrors(error, fields)?.control.focus()
+          return
+        }
+        clearDraft(me.id)
+        session.go(`#/broadcasts/${sent.broadcast_id}`, sent.scheduled_at ? 'Broadcast scheduled.' : 'Broadcast sent. Counts update as it goes out.')
+      },
+    }))
+    confirmSlot.querySelector('h2').focus()
   })
 
-  append(view, 
+  const draft = loadDraft(me.id)
+  if (draft) restore(draft)
+  append(view,
     pageHeading('Compose'),
+    flash ? okBox(flash) : draft ? okBox('Your draft is back: it is kept in this browser until you send it.') : null,
     h('div', { class: 'compose-layout' },
       form,
       h('aside', { class: 'preview-pane', 'aria-labelledby': 'preview-title' },
@@ -130,4 +247,5 @@ export async function render(view, session) {
     ),
   )
   updatePreview()
+  runChecks()
 }

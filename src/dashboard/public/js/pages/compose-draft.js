@@ -1,0 +1,89 @@
+// The compose form's draft, kept in localStorage per project so that it
+// survives navigation, a reload and a sign-out (the API key is in
+// sessionStorage and never written here). Cleared after a successful send.
+//
+// A draft is the form's state as plain strings:
+// { title, body, url, icon_url, icon_file, image_url, image_file, target,
+//   external_id, group_id, ttl, urgency, topic, schedule }
+// where *_file is { name, data } (a data URL) or null.
+
+const PREFIX = 'herald.draft.'
+
+function storageKey(projectId) {
+  return `${PREFIX}${projectId}`
+}
+
+export function loadDraft(projectId) {
+  try {
+    const text = localStorage.getItem(storageKey(projectId))
+    const draft = text ? JSON.parse(text) : null
+    return draft && typeof draft === 'object' ? draft : null
+  } catch {
+    return null
+  }
+}
+
+/** Whether a draft holds anything a person typed or picked (the defaults alone are not worth keeping). */
+export function draftHasContent(draft) {
+  if (!draft) return false
+  return Boolean(draft.title || draft.body || draft.url || draft.icon_url || draft.icon_file || draft.image_url || draft.image_file ||
+    draft.external_id || draft.topic || draft.schedule)
+}
+
+/**
+ * Saves the draft; an empty one removes it. Picked files can be large (an
+ * image up to 1 MB is 1.4 MB as a data URL): when storage refuses them, the
+ * rest of the draft is kept without them. Returns false when files were left out.
+ */
+export function saveDraft(projectId, draft) {
+  const key = storageKey(projectId)
+  try {
+    if (!draftHasContent(draft)) {
+      localStorage.removeItem(key)
+      return true
+    }
+    try {
+      localStorage.setItem(key, JSON.stringify(draft))
+      return true
+    } catch {
+      localStorage.setItem(key, JSON.stringify({ ...draft, icon_file: null, image_file: null }))
+      return false
+    }
+  } catch {
+    // Storage unavailable (private mode, or full even without files): the draft lives as long as the page.
+    return false
+  }
+}
+
+export function clearDraft(projectId) {
+  try {
+    localStorage.removeItem(storageKey(projectId))
+  } catch {
+    // Nothing stored.
+  }
+}
+
+/**
+ * A past broadcast as a new draft ("Duplicate"): its content, target and
+ * delivery options, but no schedule (a duplicate is sent when its owner says).
+ * Hosted icons and images come back as their URLs.
+ */
+export function draftFromBroadcast(b) {
+  const n = b.notification
+  return {
+    title: n.title,
+    body: n.body,
+    url: n.url === '/' ? '' : n.url,
+    icon_url: n.icon ?? '',
+    icon_file: null,
+    image_url: n.image ?? '',
+    image_file: null,
+    target: b.target.type,
+    external_id: b.target.type === 'user' ? b.target.external_id : '',
+    group_id: b.target.type === 'group' ? b.target.group_id : '',
+    ttl: String(b.ttl),
+    urgency: b.urgency,
+    topic: b.topic ?? '',
+    schedule: '',
+  }
+}
