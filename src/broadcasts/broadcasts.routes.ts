@@ -18,7 +18,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
   app.get(
     '/v1/broadcasts',
     {
-      onRequest: bearerAuth(ctx),
+      onRequest: bearerAuth(ctx, 'broadcasts:read'),
       schema: {
         tags: ['broadcasts'],
         summary: 'List broadcasts, newest first',
@@ -33,7 +33,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
   app.get(
     '/v1/broadcasts/:id',
     {
-      onRequest: bearerAuth(ctx),
+      onRequest: bearerAuth(ctx, 'broadcasts:read'),
       schema: {
         tags: ['broadcasts'],
         summary: 'Get a broadcast with its counts',
@@ -48,7 +48,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
   app.delete(
     '/v1/broadcasts/:id',
     {
-      onRequest: bearerAuth(ctx),
+      onRequest: bearerAuth(ctx, 'broadcasts:send'),
       schema: {
         tags: ['broadcasts'],
         summary: 'Cancel a scheduled broadcast',
@@ -66,7 +66,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
   app.post(
     '/v1/broadcasts/:id/stop',
     {
-      onRequest: bearerAuth(ctx),
+      onRequest: bearerAuth(ctx, 'broadcasts:send'),
       schema: {
         tags: ['broadcasts'],
         summary: 'Stop a broadcast: nothing more is pushed, retries included',

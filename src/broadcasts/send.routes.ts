@@ -19,7 +19,7 @@ export function registerSendRoutes(app: App, ctx: AppContext): void {
     '/v1/send',
     {
       bodyLimit: SEND_BODY_LIMIT,
-      onRequest: bearerAuth(ctx),
+      onRequest: bearerAuth(ctx, 'broadcasts:send'),
       schema: {
         tags: ['broadcasts'],
         summary: 'Send or schedule a broadcast',

@@ -20,15 +20,14 @@ const tags = ['groups']
 const security = [{ apiKey: [] }]
 
 export function registerGroupsRoutes(app: App, ctx: AppContext): void {
-  const onRequest = bearerAuth(ctx)
 
   app.get('/v1/groups', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'groups:read'),
     schema: { tags, security, summary: 'List every group of the project', response: { 200: GroupList, 401: ErrorBody, 429: ErrorBody } },
   }, async (request) => ({ groups: await service.listGroups(ctx.db, request.project.id) }))
 
   app.post('/v1/groups', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
       tags,
       security,
@@ -43,7 +42,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   })
 
   app.patch('/v1/groups/:id', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
       tags,
       security,
@@ -59,7 +58,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   })
 
   app.delete('/v1/groups/:id', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
       tags,
       security,
@@ -74,7 +73,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   })
 
   app.post('/v1/groups/:id/subscribers', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
       tags,
       security,
@@ -87,7 +86,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   }, async (request) => ({ added: await service.addMembers(ctx.db, request.project.id, request.params.id, request.body) }))
 
   app.delete('/v1/groups/:id/subscribers/:sid', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
       tags,
       security,

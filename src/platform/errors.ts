@@ -18,6 +18,8 @@ export const ERRORS = {
   monthly_push_limit_reached: { status: 403, message: "The broadcast would take the project over its plan's monthly push cap. The operator of this Herald can raise it (herald projects update)." },
   scheduling_requires_upgrade: { status: 403, message: 'Scheduling needs the Plus plan or higher. The operator of this Herald can change the plan (herald projects update --plan plus).' },
   image_requires_upgrade: { status: 403, message: 'notification.image needs the Hobby plan or higher. The operator of this Herald can change the plan (herald projects update --plan hobby).' },
+  insufficient_scope: { status: 403, message: "This API key's scope does not cover this request." },
+  insufficient_role: { status: 403, message: 'Your role in this project does not allow this.' },
   webhook_limit_reached: { status: 403, message: 'The project has as many webhook endpoints as it may have.' },
   not_found: { status: 404, message: 'No such route.' },
   project_not_found: { status: 404, message: 'No such project.' },

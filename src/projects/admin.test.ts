@@ -21,7 +21,7 @@ beforeAll(async () => {
   noToken = await createTestApp({ HERALD_ADMIN_TOKEN: '' })
   probe = Fastify()
   installErrorHandling(probe)
-  probe.get('/probe', { onRequest: bearerAuth(t.ctx) }, async (request) => ({ project: request.project.id }))
+  probe.get('/probe', { onRequest: bearerAuth(t.ctx, 'project:read') }, async (request) => ({ project: request.project.id }))
   await probe.ready()
 })
 afterAll(async () => {

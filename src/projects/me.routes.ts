@@ -17,7 +17,7 @@ const VAPID_KEY_MAX_AGE_SECONDS = 3600
 
 export function registerMeRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/me', {
-    onRequest: bearerAuth(ctx),
+    onRequest: bearerAuth(ctx, 'project:read'),
     schema: {
       tags: ['project'],
       summary: 'The project of this API key: plan, limits, usage, VAPID public key',
@@ -27,7 +27,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
   }, async (request) => describeProject(ctx.db, request.project))
 
   app.patch('/v1/me', {
-    onRequest: bearerAuth(ctx),
+    onRequest: bearerAuth(ctx, 'project:write'),
     // The same room as the operator's PATCH: a 256 KB data-URL icon grows by a third as base64.
     bodyLimit: PATCH_PROJECT_BODY_LIMIT,
     schema: {

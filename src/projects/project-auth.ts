@@ -1,12 +1,15 @@
 // How a request proves which project it acts for (api.md §5, decisions.md §2):
 // a project's API key (bearer routes) or a project id (browser routes). Each
 // is an onRequest hook, so a request is refused before its body is read; the
-// request is then counted against the project's requests_per_minute.
+// request is then counted against the project's requests_per_minute. A bearer
+// route names the permission it needs (access.ts), and the actor behind the
+// credentials must hold it.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../platform/context.ts'
 import { AppError } from '../platform/errors.ts'
 import { bearerToken } from '../platform/http/auth.ts'
 import { enforceRateLimit } from '../platform/http/request-limit.ts'
+import { allows, refusalCode, type Actor, type Permission } from './access.ts'
 import { lookupPrefix, secretMatches } from './api-keys.ts'
 import { effectiveLimits, type Limits } from './plans.ts'
 import { findActiveKeyByPrefix, findProjectById, type ProjectRow } from './projects.store.ts'
@@ -20,6 +23,8 @@ export interface AuthedProject extends ProjectRow {
 declare module 'fastify' {
   interface FastifyRequest {
     project: AuthedProject
+    /** Who acts on a bearer route (set by bearerAuth); unset on browser routes. */
+    actor?: Actor
   }
 }
 
@@ -37,20 +42,27 @@ export function enforceProjectRateLimit(
   return enforceRateLimit(ctx, request, reply, { key: `prj:${project.id}`, requestsPerMinute: project.effectiveLimits.requests_per_minute })
 }
 
-async function projectFromApiKey(ctx: AppContext, request: FastifyRequest): Promise<ProjectRow> {
+async function projectFromApiKey(ctx: AppContext, request: FastifyRequest): Promise<{ project: ProjectRow; actor: Actor }> {
   const key = bearerToken(request)
   const prefix = key ? lookupPrefix(key) : null
   if (!key || !prefix) throw new AppError('invalid_api_key')
   const found = await findActiveKeyByPrefix(ctx.db, prefix)
   if (!found || !secretMatches(key, found.key.hash)) throw new AppError('invalid_api_key')
-  return found.project
+  return { project: found.project, actor: { type: 'key', id: found.key.id, scope: 'full' } }
 }
 
-/** Bearer routes: Authorization: Bearer <API key>. */
-export function bearerAuth(ctx: AppContext) {
+/**
+ * Bearer routes: Authorization: Bearer <API key>, acting with `permission`.
+ * Refused with 401 before anything else, then counted against the rate limit,
+ * then 403 when the actor does not hold the permission.
+ */
+export function bearerAuth(ctx: AppContext, permission: Permission) {
   return async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    request.project = authed(await projectFromApiKey(ctx, request))
+    const { project, actor } = await projectFromApiKey(ctx, request)
+    request.project = authed(project)
+    request.actor = actor
     if (!(await enforceProjectRateLimit(ctx, request, reply))) throw new AppError('rate_limited')
+    if (!allows(actor, permission)) throw new AppError(refusalCode(actor))
   }
 }
 

@@ -22,10 +22,9 @@ const tags = ['subscribers']
 const security = [{ apiKey: [] }]
 
 export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
-  const onRequest = bearerAuth(ctx)
 
   app.get('/v1/subscribers', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'subscribers:read'),
     schema: {
       tags,
       security,
@@ -38,7 +37,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
 
   // A static path: find-my-way prefers it to /:sid, and "counts" is never a sub_ id.
   app.get('/v1/subscribers/counts', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'project:read'),
     schema: {
       tags,
       security,
@@ -49,13 +48,13 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   }, async (request) => store.countByStatus(ctx.db, request.project.id))
 
   app.get('/v1/subscribers/:sid', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'subscribers:read'),
     schema: { tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
   }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid))
 
   // Static paths before /:sid: find-my-way prefers them, so "by-endpoint" is never read as an id.
   app.delete('/v1/subscribers/by-endpoint', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'subscribers:write'),
     schema: {
       tags,
       security,
@@ -67,7 +66,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   }, async (request) => ({ deleted: await store.deleteByEndpoint(ctx.db, request.project.id, request.body.endpoint) }))
 
   app.delete('/v1/subscribers/by-external-id/:external_id', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'subscribers:write'),
     schema: {
       tags,
       security,
@@ -79,7 +78,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   }, async (request) => ({ deleted: await store.deleteByExternalId(ctx.db, request.project.id, request.params.external_id) }))
 
   app.delete('/v1/subscribers/:sid', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'subscribers:write'),
     schema: {
       tags,
       security,

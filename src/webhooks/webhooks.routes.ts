@@ -37,7 +37,6 @@ const tags = ['webhooks']
 const security = [{ apiKey: [] }]
 
 export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
-  const onRequest = bearerAuth(ctx)
   // Test events leave from the API process: a client of their own, with the
   // dispatcher's timeout and address check, made on first use.
   let testClient: OutboundClient | null = null
@@ -48,7 +47,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
   app.post(
     '/v1/webhooks',
     {
-      onRequest,
+      onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
         tags,
         security,
@@ -63,14 +62,14 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
 
   app.get(
     '/v1/webhooks',
-    { onRequest, schema: { tags, security, summary: "List the project's webhook endpoints", querystring: ListWebhooksQuery, response: { 200: WebhookList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody } } },
+    { onRequest: bearerAuth(ctx, 'webhooks:read'), schema: { tags, security, summary: "List the project's webhook endpoints", querystring: ListWebhooksQuery, response: { 200: WebhookList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody } } },
     async (request) => listWebhooks(ctx.db, request.project.id, request.query),
   )
 
   app.get(
     '/v1/webhooks/:id',
     {
-      onRequest,
+      onRequest: bearerAuth(ctx, 'webhooks:read'),
       schema: { tags, security, summary: 'Get a webhook endpoint, with its status and why it is disabled', params: WebhookParams, response: { 200: Webhook, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
     },
     async (request) => getWebhook(ctx.db, request.project.id, request.params.id),
@@ -79,7 +78,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
   app.patch(
     '/v1/webhooks/:id',
     {
-      onRequest,
+      onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
         tags,
         security,
@@ -96,7 +95,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
 
   app.delete(
     '/v1/webhooks/:id',
-    { onRequest, schema: { tags, security, summary: 'Remove a webhook endpoint', params: WebhookParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } } },
+    { onRequest: bearerAuth(ctx, 'webhooks:write'), schema: { tags, security, summary: 'Remove a webhook endpoint', params: WebhookParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } } },
     async (request) => {
       await removeWebhook(ctx.db, request.project.id, request.params.id)
       return { ok: true as const }
@@ -106,7 +105,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
   app.get(
     '/v1/webhooks/:id/deliveries',
     {
-      onRequest,
+      onRequest: bearerAuth(ctx, 'webhooks:read'),
       schema: {
         tags,
         security,
@@ -123,7 +122,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
   app.post(
     '/v1/webhooks/:id/test',
     {
-      onRequest,
+      onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
         tags,
         security,
@@ -157,7 +156,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
   app.post(
     '/v1/webhooks/:id/rotate-secret',
     {
-      onRequest,
+      onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
         tags,
         security,

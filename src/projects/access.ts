@@ -1,0 +1,64 @@
+// Who may do what in a project (issue 13): every bearer route names the one
+// permission it needs, and an actor (an API key with its scope, or a signed-in
+// user with their role in the project) either holds it or gets a 403. The two
+// tables below are the whole policy: a route never checks a role or a scope
+// itself.
+
+/** What a route does, as one permission. */
+export const PERMISSIONS = [
+  'project:read', // GET /v1/me, subscriber counts: what the dashboard's overview reads
+  'project:write', // PATCH /v1/me (project settings)
+  'broadcasts:read',
+  'broadcasts:send', // send, schedule, stop, cancel
+  'groups:read',
+  'groups:write',
+  'subscribers:read',
+  'subscribers:tags', // change subscribers' tags
+  'subscribers:write', // erase subscribers
+  'webhooks:read',
+  'webhooks:write',
+  'keys:manage', // list, create and revoke the project's API keys
+  'members:manage', // invite members, change roles, remove members
+  'audit:read',
+] as const
+export type Permission = (typeof PERMISSIONS)[number]
+
+/** An API key's scope, given when it is created; `full` is what every key could do before scopes. */
+export const KEY_SCOPES = ['full', 'send', 'subscribers', 'groups', 'webhooks'] as const
+export type KeyScope = (typeof KEY_SCOPES)[number]
+
+/** A user's role in one project. */
+export const ROLES = ['owner', 'admin', 'editor', 'viewer'] as const
+export type Role = (typeof ROLES)[number]
+
+/** Who is acting: the key or the user, and what it is allowed. */
+export type Actor = { type: 'key'; id: string; scope: KeyScope } | { type: 'user'; id: string; role: Role }
+
+const READ: Permission[] = ['project:read', 'broadcasts:read', 'groups:read', 'subscribers:read', 'webhooks:read']
+const ALL: readonly Permission[] = PERMISSIONS
+
+const BY_SCOPE: Record<KeyScope, ReadonlySet<Permission>> = {
+  // Members are people: a key never manages them.
+  full: new Set(ALL.filter((p) => p !== 'members:manage')),
+  send: new Set(['project:read', 'broadcasts:read', 'broadcasts:send']),
+  subscribers: new Set(['project:read', 'subscribers:read', 'subscribers:tags', 'subscribers:write']),
+  groups: new Set(['project:read', 'groups:read', 'groups:write']),
+  webhooks: new Set(['project:read', 'webhooks:read', 'webhooks:write']),
+}
+
+const BY_ROLE: Record<Role, ReadonlySet<Permission>> = {
+  owner: new Set(ALL),
+  admin: new Set(ALL.filter((p) => p !== 'members:manage')),
+  editor: new Set([...READ, 'broadcasts:send', 'groups:write', 'subscribers:tags']),
+  viewer: new Set(READ),
+}
+
+/** Whether the actor holds the permission. */
+export function allows(actor: Actor, permission: Permission): boolean {
+  return actor.type === 'key' ? BY_SCOPE[actor.scope].has(permission) : BY_ROLE[actor.role].has(permission)
+}
+
+/** The error code of a refusal: a key outside its scope, or a user whose role does not allow it. */
+export function refusalCode(actor: Actor): 'insufficient_scope' | 'insufficient_role' {
+  return actor.type === 'key' ? 'insufficient_scope' : 'insufficient_role'
+}
