@@ -404,6 +404,8 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     for (const selector of ['#broadcast-live .badge', '#delivery-progress', '[data-count="delivered"]', '[data-count="failed"]', '[data-count="pending"]', '[data-count="retrying"]', '#broadcast-failures', '.by-service', '#last-error', '#next-attempt']) {
       await usable(p.locator(selector), selector, { click: false })
     }
+    // The per-push-service table shows all its columns without scrolling sideways.
+    expect(await p.locator('.by-service').evaluate((el) => el.scrollWidth <= el.clientWidth), 'per-push-service table scrolls sideways').toBe(true)
     const stop = p.getByRole('button', { name: 'Stop broadcast' })
     await usable(stop, 'Stop broadcast')
     await stop.click()
