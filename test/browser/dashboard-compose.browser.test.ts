@@ -5,16 +5,18 @@
 // confirmation for an audience of 0, the draft that survives navigation and a
 // sign-out, Duplicate, and Stop on a broadcast going out to a slow push
 // service, with its progress on the page. Every step is checked on the page
-// and in Herald's own state.
+// and in Herald's own state. HERALD_SCREENSHOTS=1 also writes the compose
+// page's errors and confirmations and a broadcast's progress, going out and
+// stopped, to docs/screenshots/ (screenshots.ts).
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { send, subscribeBrowser } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
+import { DESKTOP, PHONE, screenshot } from './screenshots.ts'
 
-const DESKTOP = { width: 1280, height: 860 }
 /** Each push to the slow push service takes this long, so a stop lands mid-send. */
 const SLOW_PUSH_MS = 500
 /** A push service that never answers times out after this; its push waits for a retry. */
@@ -124,6 +126,7 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     expect(await summary.textContent()).toContain('Image: over 1 MB')
     expect(sends).toEqual([])
     expect(await page.locator('#send-confirmation').count()).toBe(0)
+    await screenshot(page, 'compose-errors')
 
     // Fixed, the errors go.
     await title.fill('Spring sale')
@@ -167,6 +170,7 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     expect(await page.locator('#confirm-warnings').textContent()).toContain(dryRun.warnings[0].message)
     expect(await page.getByRole('button', { name: 'Send to 3 subscribers' }).isVisible()).toBe(true)
     expect((await api(project, 'GET', '/v1/broadcasts')).broadcasts).toEqual([])
+    await screenshot(page, 'compose-confirm')
 
     // Editing closes it: it no longer matches the form.
     await page.getByLabel('Link').fill('/sale')
@@ -199,6 +203,7 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     expect(await page.locator('#confirm-empty-question').textContent()).toBe('Nobody will receive this broadcast. Send it anyway?')
     expect((await api(project, 'GET', '/v1/broadcasts')).broadcasts).toHaveLength(before)
     expect(sends.filter((s) => !s.dry_run)).toHaveLength(1)
+    await screenshot(page, 'compose-confirm-nobody')
     await page.getByRole('button', { name: 'Yes, send to 0 subscribers' }).click()
     await page.waitForURL(/#\/broadcasts\/bdc_[0-9a-z]{26}$/)
     const id = page.url().split('/').pop()!
@@ -301,6 +306,7 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     await expect.poll(async () => Number(await p.locator('[data-count="delivered"]').textContent()), { timeout: 15_000 }).toBeGreaterThan(0)
     expect(await p.locator('#broadcast-live .badge').textContent()).toBe('sending')
     expect(await p.locator('#finished-at').textContent()).toBe('—')
+    await screenshot(p, 'broadcast-progress')
 
     await p.getByRole('button', { name: 'Stop broadcast' }).click()
     expect((await api(stopProject, 'GET', `/v1/broadcasts/${id}`)).status).toBe('sending')
@@ -333,7 +339,85 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
       delivered: final.delivered, failed: final.failed, pending: final.pending, retrying: final.retrying, otherDelivered: final.by_push_service.other.delivered,
     })
     expect(await p.locator('[data-failure="gone"]').textContent()).toBe(`${final.failures.gone} gone`)
+    await screenshot(p, 'broadcast-stopped')
     await other.close()
+  })
+
+  it('at 390×844 compose (fields, counters, confirmation) and a broadcast going out (progress, Stop) fit the screen and work', async () => {
+    const phone = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
+    const p = await phone.newPage()
+    watch(p)
+    /** The page never scrolls sideways: nothing is wider than the screen. */
+    const fits = async (where: string) => expect(await p.evaluate(() => document.documentElement.scrollWidth), where).toBeLessThanOrEqual(PHONE.width)
+    /** Shown, within the screen's width once scrolled to, at least minWidth wide, and (a trial click) not covered by anything. */
+    const usable = async (target: Locator, name: string, { click = true, minWidth = 0 } = {}) => {
+      await target.scrollIntoViewIfNeeded({ timeout: 2000 })
+      expect(await target.isVisible(), name).toBe(true)
+      const box = (await target.boundingBox())!
+      expect(box.x, name).toBeGreaterThanOrEqual(0)
+      expect(box.x + box.width, name).toBeLessThanOrEqual(PHONE.width)
+      expect(box.width, name).toBeGreaterThanOrEqual(minWidth)
+      if (click) await target.click({ trial: true, timeout: 2000 })
+    }
+    await signIn(p, stopProject.apiKey)
+    await openCompose(p)
+    await fits('compose')
+    for (const label of ['Title', 'Body', 'Link', 'Icon', '…or upload an icon file', 'Image', '…or upload an image file', 'Send to', 'Time to live (seconds)', 'Urgency', 'Topic (optional)', 'Schedule (optional)']) {
+      // A field takes most of the screen's width, not a sliver beside the preview.
+      await usable(p.getByLabel(label, { exact: true }), label, { minWidth: label.startsWith('…') ? 0 : PHONE.width / 2 })
+    }
+    await usable(p.getByRole('button', { name: 'Send', exact: true }), 'Send')
+    await usable(p.locator('#preview'), 'preview', { click: false, minWidth: PHONE.width / 2 })
+
+    // Counters and a field's error, on screen next to their field.
+    await p.getByLabel('Title').fill('Flash sale on phones')
+    expect(await p.locator('#compose-title-count').textContent()).toBe('20/256')
+    await usable(p.locator('#compose-title-count'), 'title counter', { click: false })
+    const body = `Every phone case half price until midnight, in every shop and online, with free delivery on all orders today. ${'Really. '.repeat(3)}`
+    await p.getByLabel('Body').fill(body)
+    expect(await p.locator('#compose-body-count').textContent()).toBe(`${body.length}/2048`)
+    await usable(p.locator('#compose-body-count'), 'body counter', { click: false })
+    await p.getByLabel('Topic (optional)').fill('x'.repeat(33))
+    expect(await p.locator('#compose-topic-count').textContent()).toBe('33/32')
+    await usable(p.locator('#compose-topic-error'), 'topic error', { click: false })
+    await fits('compose with an error')
+    await p.getByLabel('Topic (optional)').fill('phones')
+    expect(await p.locator('#compose-topic-error').textContent()).toBe('')
+
+    // The confirmation: audience, warnings, and its buttons.
+    await p.getByRole('button', { name: 'Send', exact: true }).click()
+    await p.locator('#send-confirmation').waitFor()
+    await fits('confirmation')
+    await usable(p.locator('#confirm-audience'), 'audience', { click: false })
+    await usable(p.locator('[data-warning="body_may_be_cut"]'), 'warning', { click: false })
+    await usable(p.locator('#confirm-back'), 'Back to editing')
+    const go = p.getByRole('button', { name: /^Send to \d+ subscribers$/ })
+    await usable(go, 'Send to N subscribers')
+    await go.click()
+
+    // The broadcast going out: its progress, then Stop.
+    await p.waitForURL(/#\/broadcasts\/bdc_[0-9a-z]{26}$/)
+    await p.getByRole('heading', { name: 'Flash sale on phones', level: 1 }).waitFor()
+    await expect.poll(async () => Number(await p.locator('[data-count="delivered"]').textContent()), { timeout: 15_000 }).toBeGreaterThan(0)
+    expect(await p.locator('#broadcast-live .badge').textContent()).toBe('sending')
+    await fits('broadcast going out')
+    for (const selector of ['#broadcast-live .badge', '#delivery-progress', '[data-count="delivered"]', '[data-count="failed"]', '[data-count="pending"]', '[data-count="retrying"]', '#broadcast-failures', '.by-service', '#last-error', '#next-attempt']) {
+      await usable(p.locator(selector), selector, { click: false })
+    }
+    // The per-push-service table shows all its columns without scrolling sideways.
+    expect(await p.locator('.by-service').evaluate((el) => el.scrollWidth <= el.clientWidth), 'per-push-service table scrolls sideways').toBe(true)
+    const stop = p.getByRole('button', { name: 'Stop broadcast' })
+    await usable(stop, 'Stop broadcast')
+    await stop.click()
+    const yes = p.getByRole('button', { name: 'Yes, stop broadcast' })
+    await usable(yes, 'Yes, stop broadcast')
+    await fits('asking to stop')
+    await yes.click()
+    await p.getByText('Broadcast stopped. Nothing more is pushed.').waitFor()
+    await expect.poll(() => p.locator('#broadcast-live .badge').textContent()).toBe('canceled')
+    await fits('stopped')
+    await usable(p.locator('#finished-at'), 'Finished', { click: false })
+    await phone.close()
   })
 
   it('logged no error or CSP violation', () => {

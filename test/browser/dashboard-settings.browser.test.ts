@@ -2,7 +2,8 @@
 // its worker and a webhook receiver on localhost: a failing endpoint's
 // attempts in the page, a test event's result, edit, disable and enable,
 // secret rotation. Then a phone reaching every page, GET / and /docs, and a
-// plan gate explained in words.
+// plan gate explained in words. HERALD_SCREENSHOTS=1 also writes Settings
+// with a webhook card and its delivery log to docs/screenshots/ (screenshots.ts).
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
@@ -10,8 +11,7 @@ import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from
 import { send, waitForBroadcast } from '../support/delivery.ts'
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts'
 import type { TestProject } from '../support/app.ts'
-
-const PHONE = { width: 390, height: 844 }
+import { DESKTOP, PHONE, screenshot } from './screenshots.ts'
 
 /** True when one of the header's signatures verifies with `secret` (Standard Webhooks). */
 function signedWith(secret: string, hook: ReceivedWebhook): boolean {
@@ -62,7 +62,7 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
     broadcastId = await send(herald.t, project, { target: { type: 'user', external_id: 'nobody' }, notification: { title: 'Hi', body: 'There' } })
     await waitForBroadcast(herald.t, project, broadcastId)
     browser = await launchBrowser()
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    context = await browser.newContext({ viewport: DESKTOP })
     page = await context.newPage()
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
     page.on('console', (message) => {
@@ -115,6 +115,7 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
     await expect.poll(() => card().locator('tbody tr').count()).toBe(5)
     const last = receiver.on('/hook').at(-1)!
     expect((last.json as { type: string }).type).toBe('test')
+    await screenshot(page, 'settings-webhook')
   })
 
   it('Edit changes the URL and events; the card and the API show them', async () => {
@@ -202,7 +203,7 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
     const timeBox = (await card().locator('tbody tr').first().locator('td').first().boundingBox())!
     expect(timeBox.x).toBeGreaterThanOrEqual(0)
     expect(timeBox.x + timeBox.width).toBeLessThanOrEqual(PHONE.width)
-    await page.setViewportSize({ width: 1280, height: 860 })
+    await page.setViewportSize(DESKTOP)
   })
 
   it('GET / leads to the dashboard, and /docs shows the bearer example in full', async () => {

@@ -4,34 +4,20 @@
 // it, erase a subscriber, manage webhooks and the default icon, sign out.
 // Every step is checked on the page and in Herald's own state.
 //
-// HERALD_SCREENSHOTS=1 also writes docs/screenshots/*.png (never in CI, so a
-// run does not rewrite them).
-import { mkdirSync } from 'node:fs'
-import path from 'node:path'
+// HERALD_SCREENSHOTS=1 also writes docs/screenshots/*.png at 1280 and 390 px
+// (see screenshots.ts; never in CI, so a run does not rewrite them).
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
 import { installFakePushManager } from './sdk-helpers.ts'
+import { DESKTOP, PHONE, screenshot } from './screenshots.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { subscribeBrowser, type Browser as PushBrowser } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
 
-const SCREENSHOTS = process.env.HERALD_SCREENSHOTS === '1'
-const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../docs/screenshots')
-const DESKTOP = { width: 1280, height: 860 }
-const PHONE = { width: 390, height: 844 }
 /** Each push takes this long at the push service, so the counts climb while the page watches. */
 const PUSH_DELAY_MS = 700
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (!SCREENSHOTS) return
-  mkdirSync(SCREENSHOT_DIR, { recursive: true })
-  // Let images and fonts settle, and keep the pointer off the links, before the shot.
-  await page.waitForLoadState('networkidle')
-  await page.mouse.move(0, 0)
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true })
-}
 
 /** A square PNG, as a file picked from disk. */
 async function pngFile(name: string, background: string): Promise<{ name: string; mimeType: string; buffer: Buffer }> {
@@ -417,7 +403,6 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await nav(small, 'Compose').click()
     await small.getByRole('heading', { name: 'Compose', level: 1 }).waitFor()
     expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
-    await screenshot(small, 'phone-compose')
     await phone.close()
   })
 
