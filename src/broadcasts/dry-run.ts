@@ -47,6 +47,7 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
     icon: icon?.url ?? project.default_icon ?? null,
     image: image?.url ?? null,
     url: checked.url,
+    actions: notification.actions ?? [],
   }
   const size = pushBodySize(content)
 

@@ -88,6 +88,7 @@ function plaintextOf(broadcast: SendingBroadcast): Buffer {
     icon: broadcast.icon,
     image: broadcast.image,
     url: broadcast.url,
+    actions: broadcast.actions,
   })
 }
 

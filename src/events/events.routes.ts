@@ -64,14 +64,17 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
     }, async (request, reply) => {
       reply.code(202)
       const projectId = request.query.project
-      const { broadcast_id, type } = request.body
+      const { broadcast_id, type, action } = request.body
       if (!isWellFormedId('prj', projectId) || !isWellFormedId('bdc', broadcast_id)) return ACCEPTED
       try {
         const project = await lookups.project(projectId)
         if (!project) return ACCEPTED
         if (!(await enforceProjectRateLimit(ctx, request, reply, project))) return ACCEPTED
-        if (!(await lookups.isProjectsBroadcast(project.id, broadcast_id))) return ACCEPTED
-        await writer.record({ project_id: project.id, broadcast_id, type })
+        const actions = await lookups.broadcastActions(project.id, broadcast_id)
+        if (!actions) return ACCEPTED
+        // Only the broadcast's own action ids are kept: clicked_by_action never grows a key the notification did not have.
+        const clickedAction = type === 'clicked' && action !== undefined && actions.includes(action) ? action : null
+        await writer.record({ project_id: project.id, broadcast_id, type, action: clickedAction })
         return ACCEPTED
       } catch (err) {
         // Still 202 (api.md 4.10 rule 1, §7), but never silent: the writer has
