@@ -97,14 +97,14 @@ export async function stop(q: Queryable, projectId: string, id: string): Promise
  * may have landed since the job started) and its project's VAPID keys, in one
  * statement, so the check costs no round trip of its own. Null when either is gone.
  */
-export async function checkBeforeSend(q: Queryable, id: string): Promise<{ status: BroadcastStatus; project: ProjectKeys } | null> {
-  const result = await q.query<{ status: BroadcastStatus } & ProjectKeys>(
-    `SELECT b.status, p.id, p.vapid_public, p.vapid_private FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+export async function checkBeforeSend(q: Queryable, id: string): Promise<{ status: BroadcastStatus; project: ProjectKeys; domain: string | null } | null> {
+  const result = await q.query<{ status: BroadcastStatus; domain: string | null } & ProjectKeys>(
+    `SELECT b.status, p.id, p.vapid_public, p.vapid_private, p.domain FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
     [id],
   )
   const row = result.rows[0]
   if (!row) return null
-  return { status: row.status, project: { id: row.id, vapid_public: row.vapid_public, vapid_private: row.vapid_private } }
+  return { status: row.status, project: { id: row.id, vapid_public: row.vapid_public, vapid_private: row.vapid_private }, domain: row.domain }
 }
 
 /**

@@ -125,3 +125,20 @@ export async function listBroadcasts(q: Queryable, projectId: string, options: L
   )
   return result.rows
 }
+
+/** What GET /c/:token needs of a broadcast: its targets, and its project's key material and domain. */
+export interface ClickLinkBroadcast {
+  project_id: string
+  url: string
+  actions: NotificationAction[]
+  vapid_private: string
+  domain: string | null
+}
+
+export async function findClickLinkBroadcast(q: Queryable, id: string): Promise<ClickLinkBroadcast | null> {
+  const result = await q.query<ClickLinkBroadcast>(
+    `SELECT b.project_id, b.url, b.actions, p.vapid_private, p.domain FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+    [id],
+  )
+  return result.rows[0] ?? null
+}

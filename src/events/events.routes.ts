@@ -21,6 +21,7 @@ import { BeaconLookups } from './beacon-lookups.ts'
 import { BeaconsLostError, BeaconWriter } from './beacon-writer.ts'
 import { recordBeacons, type Beacon } from './events.service.ts'
 import { AcceptedResponse, EventBody, EventsQuery } from './events.schemas.ts'
+import { registerClickLinkRoute } from './click-link.routes.ts'
 
 /** A beacon is a few short fields; anything near this size is not one. */
 export const EVENTS_BODY_LIMIT = 4 * 1024
@@ -32,6 +33,8 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
   const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(ctx.db, beacons), ctx.log)
   // Beacons already accepted into a batch are written before the database closes.
   app.addHook('onClose', async () => writer.close())
+  // Clicks on notifications a browser showed by itself arrive through GET /c/:token, written by the same writer.
+  registerClickLinkRoute(app, ctx, writer)
 
   // Its own plugin scope, so the text/plain parser below applies to this route only.
   app.register(async (plugin) => {
