@@ -190,7 +190,9 @@ self.addEventListener('push', (event) => {
     const icon = `https://cdn.example.com/${'i'.repeat(1900)}.png`
     const image = `https://cdn.example.com/${'b'.repeat(1900)}.png`
     const { id, data, payload } = await broadcast({ title: 'Long read', body: 'x'.repeat(2000), url: 'https://shop.example.com/blog', icon, image })
-    expect(payload).toEqual({ v: 1, project_id: project.id, broadcast_id: id, fetch: true })
+    // The url is absolute, so the stub also carries a declarative form (cut to fit) for browsers that show one themselves.
+    expect(payload).toMatchObject({ v: 1, project_id: project.id, broadcast_id: id, fetch: true, web_push: 8030 })
+    expect(payload).not.toHaveProperty('title')
     const notification = await deliverUntilShown(data, id)
     expect(notification).toEqual({ title: 'Long read', body: 'x'.repeat(2000), icon, image, tag: id, data: { herald: 1, broadcast_id: id, project_id: project.id, url: 'https://shop.example.com/blog' } })
     await closeAll()
@@ -299,6 +301,26 @@ self.addEventListener('push', (event) => {
     expect(await notificationEvent(worker, 'notificationclick', second, 'later')).toBe(1)
     expect((await calls()).slice(2)).toEqual([JSON.stringify({ type: 'clicked', broadcast_id: second, action: 'later' }), `open ${site.url}/sale`])
     expect(await eventually(async () => (await api('GET', `/v1/broadcasts/${second}`)).body, (b) => b.clicked === 1)).toMatchObject({ clicked_by_action: { buy: 0, later: 1 } })
+    await closeAll()
+  })
+
+  it('shows a push carrying the Declarative Web Push form through the worker, as before; a click beacons, not the click link', async () => {
+    // An absolute url: the push Herald really sends carries web_push 8030 beside its own fields.
+    const { id, data, payload } = await broadcast({ title: 'Declared', body: 'Both forms', url: `${site.url}/sale`, icon: 'https://cdn.example.com/icon.png' })
+    expect(payload).toMatchObject({ web_push: 8030, notification: { title: 'Declared', tag: id, navigate: expect.stringContaining(`${herald.url}/c/${id}.`) } })
+    const notification = await deliverUntilShown(data, id)
+    expect(notification).toEqual({
+      title: 'Declared', body: 'Both forms', icon: 'https://cdn.example.com/icon.png', image: '', tag: id,
+      data: { herald: 1, broadcast_id: id, project_id: project.id, url: `${site.url}/sale` },
+    })
+    const worker = await serviceWorker()
+    expect(await notificationEvent(worker, 'notificationclick', id)).toBe(1)
+    expect(await eventually(() => counts(id), (c) => c.clicked === 1)).toEqual({ clicked: 1, dismissed: 0 })
+
+    // The fetch stub with a declarative form beside it: the worker still fetches the content.
+    const long = await broadcast({ title: 'Declared long', body: 'y'.repeat(2048), url: `${site.url}/sale`, image: `https://cdn.example.com/${'b'.repeat(1900)}.png` })
+    expect(long.payload).toMatchObject({ fetch: true, web_push: 8030 })
+    expect(await deliverUntilShown(long.data, long.id)).toMatchObject({ title: 'Declared long', body: 'y'.repeat(2048) })
     await closeAll()
   })
 
