@@ -7,6 +7,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from './support/app.ts'
 import { ADMIN_ROUTES, BEARER_ROUTES, BROWSER_ROUTES, routeName, type RouteCase, type RouteIds } from './support/routes.ts'
 import { subscription } from '../src/subscribers/subscribers.fixtures.ts'
+import { clickLinkKey, clickToken } from '../src/broadcasts/click-link.ts'
 
 const ORIGIN = 'https://shop.example.com'
 const DAY = 24 * 60 * 60 * 1000
@@ -289,6 +290,42 @@ describe('CORS: browser routes answer it, bearer and operator routes never do', 
       expect(res.headers['access-control-allow-origin']).toBeUndefined()
     },
   )
+})
+
+// ---------------------------------------------------------------------------
+
+describe('click links (GET /c/:token): public, but only for the project, broadcast and URL they were made for', () => {
+  const keyOf = async (projectId: string) =>
+    clickLinkKey((await t.ctx.db.query<{ vapid_private: string }>('SELECT vapid_private FROM projects WHERE id = $1', [projectId])).rows[0].vapid_private)
+
+  it('is registered, needs no credentials and answers no CORS; a link made with another project\'s key, or altered, is 404', async () => {
+    expect(registered.some((r) => r.method === 'GET' && r.path === '/c/:token')).toBe(true)
+    // A's broadcast goes to "/", so A needs a domain for the link to have somewhere to go.
+    await t.ctx.db.query(`UPDATE projects SET domain = 'shop.example.com' WHERE id = $1`, [a.id])
+    const link = { project_id: a.id, broadcast_id: aIds.pendingBroadcast!, action: null, url: '/' }
+    const own = clickToken(await keyOf(a.id), link)
+    const attempts: Array<[string, string]> = [
+      ["B's key on A's broadcast", clickToken(await keyOf(b.id), link)],
+      ["A's link claiming B's project", clickToken(await keyOf(a.id), { ...link, project_id: b.id })],
+      ['another URL (open redirect)', clickToken(await keyOf(a.id), { ...link, url: 'https://evil.example/' })],
+      ['an action the broadcast lacks', clickToken(await keyOf(a.id), { ...link, action: 'buy' })],
+      ['one character changed', own.slice(0, -1) + (own.endsWith('A') ? 'B' : 'A')],
+      ['an API key as the token', a.apiKey],
+    ]
+    for (const [name, token] of attempts) {
+      const res = await call(`click link: ${name}`, { method: 'GET', url: `/c/${token}`, headers: { origin: ORIGIN, authorization: b.auth.authorization } })
+      expect(res.statusCode, name).toBe(404)
+      expect(res.json().error.code, name).toBe('click_link_not_found')
+      expect(res.headers['access-control-allow-origin'], name).toBeUndefined()
+    }
+    const clicks = async () => (await t.ctx.db.query(`SELECT count(*)::int AS n FROM events WHERE broadcast_id = $1`, [link.broadcast_id])).rows[0].n
+    expect(await clicks()).toBe(0)
+    const ok = await call('click link', { method: 'GET', url: `/c/${own}`, headers: { origin: ORIGIN } })
+    expect(ok.statusCode).toBe(302)
+    expect(ok.headers.location).toBe('https://shop.example.com/')
+    expect(ok.headers['access-control-allow-origin']).toBeUndefined()
+    expect(await clicks()).toBe(1)
+  })
 })
 
 // ---------------------------------------------------------------------------

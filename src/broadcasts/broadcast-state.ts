@@ -29,10 +29,10 @@ import type { BroadcastRow, BroadcastStatus } from './broadcasts.store.ts'
 /** The broadcast columns fan-out reads: a slice of the broadcasts row type, not a copy of it. */
 export type SendingBroadcast = Pick<
   BroadcastRow,
-  'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'ttl' | 'urgency' | 'topic' | 'reserved' | 'audience' | 'started_at'
+  'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions' | 'ttl' | 'urgency' | 'topic' | 'reserved' | 'audience' | 'started_at'
 >
 
-const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, ttl, urgency, topic, reserved, audience, started_at'
+const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at'
 
 /** The broadcast as fan-out needs it, locked (FOR NO KEY UPDATE) when asked. */
 export async function findSendingBroadcast(q: Queryable, id: string, lock = false): Promise<SendingBroadcast | null> {
@@ -97,14 +97,14 @@ export async function stop(q: Queryable, projectId: string, id: string): Promise
  * may have landed since the job started) and its project's VAPID keys, in one
  * statement, so the check costs no round trip of its own. Null when either is gone.
  */
-export async function checkBeforeSend(q: Queryable, id: string): Promise<{ status: BroadcastStatus; project: ProjectKeys } | null> {
-  const result = await q.query<{ status: BroadcastStatus } & ProjectKeys>(
-    `SELECT b.status, p.id, p.vapid_public, p.vapid_private FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+export async function checkBeforeSend(q: Queryable, id: string): Promise<{ status: BroadcastStatus; project: ProjectKeys; domain: string | null } | null> {
+  const result = await q.query<{ status: BroadcastStatus; domain: string | null } & ProjectKeys>(
+    `SELECT b.status, p.id, p.vapid_public, p.vapid_private, p.domain FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
     [id],
   )
   const row = result.rows[0]
   if (!row) return null
-  return { status: row.status, project: { id: row.id, vapid_public: row.vapid_public, vapid_private: row.vapid_private } }
+  return { status: row.status, project: { id: row.id, vapid_public: row.vapid_public, vapid_private: row.vapid_private }, domain: row.domain }
 }
 
 /**
@@ -331,15 +331,24 @@ export interface EngagementDelta {
   broadcast_id: string
   clicked: number
   dismissed: number
+  /** Of clicked, those on each action button. */
+  by_action: Record<string, number>
 }
 
-/** Adds each delta to its broadcast's clicked and dismissed counts: one row update per broadcast, one statement. */
+/**
+ * Adds each delta to its broadcast's clicked, dismissed and clicked_by_action
+ * counts: one row update per broadcast, one statement. clicked_by_action is
+ * merged key by key (old count + new) only where the delta has any.
+ */
 export async function addEngagement(q: Queryable, deltas: EngagementDelta[]): Promise<void> {
   if (deltas.length === 0) return
   await q.query(
-    `UPDATE broadcasts b SET clicked = b.clicked + d.clicked, dismissed = b.dismissed + d.dismissed
-       FROM unnest($1::text[], $2::int[], $3::int[]) AS d(broadcast_id, clicked, dismissed)
+    `UPDATE broadcasts b SET clicked = b.clicked + d.clicked, dismissed = b.dismissed + d.dismissed,
+            clicked_by_action = CASE WHEN d.by_action = '{}'::jsonb THEN b.clicked_by_action ELSE b.clicked_by_action || (
+              SELECT jsonb_object_agg(k.key, COALESCE((b.clicked_by_action ->> k.key)::int, 0) + k.value::int)
+                FROM jsonb_each_text(d.by_action) AS k) END
+       FROM unnest($1::text[], $2::int[], $3::int[], $4::jsonb[]) AS d(broadcast_id, clicked, dismissed, by_action)
       WHERE b.id = d.broadcast_id`,
-    [deltas.map((d) => d.broadcast_id), deltas.map((d) => d.clicked), deltas.map((d) => d.dismissed)],
+    [deltas.map((d) => d.broadcast_id), deltas.map((d) => d.clicked), deltas.map((d) => d.dismissed), deltas.map((d) => JSON.stringify(d.by_action))],
   )
 }

@@ -12,6 +12,23 @@ const TOPIC = '^[A-Za-z0-9_-]+$'
  * another host.
  */
 const CLICK_URL = '^(https?://[^\\s/?#]+[^\\s]*|/(?!/)[^\\s]*)$'
+/** An action button's id: what the service worker reports back when it is clicked. */
+const ACTION = '^[A-Za-z0-9_-]+$'
+/** Chrome shows at most 2 action buttons (Notification.maxActions), as do OneSignal and PushAlert. */
+export const MAX_ACTIONS = 2
+
+/** One action button of a notification (docs/decisions.md "Action buttons"). */
+export const NotificationAction = Type.Object(
+  {
+    action: Type.String({ minLength: 1, maxLength: 32, pattern: ACTION, description: 'Its id, unique in the notification: clicks on it are counted under it.' }),
+    title: Type.String({ minLength: 1, maxLength: 64, description: 'The button text.' }),
+    url: Type.Optional(
+      Type.String({ maxLength: 2048, pattern: CLICK_URL, description: "Opened on a click on this button: absolute http(s) URL or a path starting with /. Default: the notification's url." }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type NotificationAction = Static<typeof NotificationAction>
 
 export const MAX_TTL = 2_419_200
 export const DEFAULT_TTL = 86_400
@@ -65,6 +82,9 @@ export const SendBody = Type.Object(
         ),
         url: Type.Optional(
           Type.String({ maxLength: 2048, pattern: CLICK_URL, description: 'Absolute http(s) URL or a path starting with /. Default /.' }),
+        ),
+        actions: Type.Optional(
+          Type.Array(NotificationAction, { maxItems: MAX_ACTIONS, description: 'Up to 2 action buttons, each action id unique.' }),
         ),
       },
       { additionalProperties: false },
@@ -156,6 +176,8 @@ export const BroadcastView = Type.Object({
     icon: NullableString,
     image: NullableString,
     url: Type.String(),
+    // Absent without actions: the view of a broadcast without them is what it was before they existed.
+    actions: Type.Optional(Type.Array(NotificationAction, { description: 'The action buttons as sent; absent when none.' })),
   }),
   ttl: Type.Integer(),
   urgency: Type.String(),
@@ -164,6 +186,9 @@ export const BroadcastView = Type.Object({
   delivered: Type.Integer(),
   failed: Type.Integer(),
   clicked: Type.Integer(),
+  clicked_by_action: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+    description: 'Clicks on each action button, by action id (every action of the notification, 0 included); the rest of clicked were on the notification itself. {} without actions.',
+  }),
   dismissed: Type.Integer(),
   ...BroadcastProgress,
   /** Why a failed broadcast failed (e.g. the monthly cap at fire time); null otherwise. */

@@ -24,7 +24,10 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
     status: row.status,
     source: row.source,
     target: row.target,
-    notification: { title: row.title, body: row.body, icon: row.icon, image: row.image, url: row.url },
+    notification: {
+      title: row.title, body: row.body, icon: row.icon, image: row.image, url: row.url,
+      ...(row.actions.length > 0 ? { actions: row.actions } : {}),
+    },
     ttl: row.ttl,
     urgency: row.urgency,
     topic: row.topic,
@@ -32,6 +35,8 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
     delivered: row.delivered,
     failed: row.failed,
     clicked: row.clicked,
+    // Every action of the notification, so a client reads 0 rather than a missing key.
+    clicked_by_action: Object.fromEntries(row.actions.map((a) => [a.action, row.clicked_by_action[a.action] ?? 0])),
     dismissed: row.dismissed,
     pending: audience - row.delivered - row.failed - row.retrying,
     retrying: row.retrying,

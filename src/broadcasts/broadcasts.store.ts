@@ -1,6 +1,6 @@
 // SQL for broadcasts.
 import type { Queryable } from '../platform/db/database.ts'
-import type { Target } from './broadcasts.schemas.ts'
+import type { NotificationAction, Target } from './broadcasts.schemas.ts'
 
 export type BroadcastStatus = 'scheduled' | 'pending' | 'sending' | 'sent' | 'failed' | 'canceled'
 
@@ -15,6 +15,8 @@ export interface BroadcastRow {
   icon: string | null
   image: string | null
   url: string
+  /** notification.actions as sent; [] when none. */
+  actions: NotificationAction[]
   ttl: number
   urgency: string
   topic: string | null
@@ -23,6 +25,8 @@ export interface BroadcastRow {
   delivered: number
   failed: number
   clicked: number
+  /** Clicks by action id (only ids clicked at least once). */
+  clicked_by_action: Record<string, number>
   dismissed: number
   retrying: number
   failed_gone: number
@@ -61,12 +65,12 @@ export interface BroadcastRecord extends BroadcastRow {
 
 export type NewBroadcast = Pick<
   BroadcastRow,
-  | 'id' | 'project_id' | 'status' | 'source' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url'
+  | 'id' | 'project_id' | 'status' | 'source' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions'
   | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at'
 >
 
-const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, ttl, urgency, topic,
-  audience, reserved, delivered, failed, clicked, dismissed, retrying,
+const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
+  audience, reserved, delivered, failed, clicked, clicked_by_action, dismissed, retrying,
   failed_gone, failed_rejected, failed_unreachable,
   fcm_delivered, fcm_failed, fcm_retrying, mozilla_delivered, mozilla_failed, mozilla_retrying,
   apple_delivered, apple_failed, apple_retrying, wns_delivered, wns_failed, wns_retrying,
@@ -87,11 +91,11 @@ const NEXT_ATTEMPT_AT = `CASE WHEN b.status = 'sending' THEN
 export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<void> {
   await q.query(
     `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, icon, image, url, ttl, urgency, topic,
-                             audience, reserved, scheduled_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+                             audience, reserved, scheduled_at, actions)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
     [
       row.id, row.project_id, row.status, row.source, JSON.stringify(row.target), row.title, row.body, row.icon,
-      row.image, row.url, row.ttl, row.urgency, row.topic, row.audience, row.reserved, row.scheduled_at,
+      row.image, row.url, row.ttl, row.urgency, row.topic, row.audience, row.reserved, row.scheduled_at, JSON.stringify(row.actions),
     ],
   )
 }
@@ -120,4 +124,21 @@ export async function listBroadcasts(q: Queryable, projectId: string, options: L
     [projectId, options.cursor ?? null, options.status ?? null, options.limit],
   )
   return result.rows
+}
+
+/** What GET /c/:token needs of a broadcast: its targets, and its project's key material and domain. */
+export interface ClickLinkBroadcast {
+  project_id: string
+  url: string
+  actions: NotificationAction[]
+  vapid_private: string
+  domain: string | null
+}
+
+export async function findClickLinkBroadcast(q: Queryable, id: string): Promise<ClickLinkBroadcast | null> {
+  const result = await q.query<ClickLinkBroadcast>(
+    `SELECT b.project_id, b.url, b.actions, p.vapid_private, p.domain FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+    [id],
+  )
+  return result.rows[0] ?? null
 }

@@ -54,6 +54,7 @@ describe('GET /v1/broadcasts/:id', () => {
       delivered: 0,
       failed: 0,
       clicked: 0,
+      clicked_by_action: {},
       dismissed: 0,
       pending: 0,
       retrying: 0,

@@ -21,6 +21,7 @@ export const DryRunResponse = Type.Object({
   ),
   payload_bytes: Type.Integer({ minimum: 0, description: 'Bytes of the encrypted body each push carries (RFC 8291 aes128gcm).' }),
   fetch: Type.Boolean({ description: 'true when the notification does not fit in one push: pushes carry a fetch: true stub and the service worker fetches the content.' }),
+  declarative: Type.Boolean({ description: 'true when each push also carries the Declarative Web Push form (web_push: 8030), which Safari 18.4+ shows without a service worker; false when a click URL is a path and the project has no domain.' }),
   warnings: Type.Array(DryRunWarning),
 })
 export type DryRunResponse = Static<typeof DryRunResponse>

@@ -13,6 +13,10 @@ import type { DryRunResponse } from './dry-run.schemas.ts'
 import { dryRunWarnings } from './dry-run-warnings.ts'
 import { fullPayload, type NotificationContent } from './notification-payload.ts'
 import { pushBodySize } from './push-payload.ts'
+import { siteOrigin } from './click-link.ts'
+
+/** Signs nothing real: a dry run's payload is only measured, never sent. */
+const DRY_RUN_KEY = Buffer.alloc(32)
 import { checkSend, type SendDeps } from './send.service.ts'
 
 export interface DryRunOptions {
@@ -47,8 +51,11 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
     icon: icon?.url ?? project.default_icon ?? null,
     image: image?.url ?? null,
     url: checked.url,
+    actions: notification.actions ?? [],
   }
-  const size = pushBodySize(content)
+  // The real send signs its click links with the project's key; every MAC is
+  // the same length whatever the key, so any key gives the exact size.
+  const size = pushBodySize(content, { publicUrl: config.publicUrl, origin: siteOrigin(project.domain), key: DRY_RUN_KEY })
 
   return {
     dry_run: true,
@@ -56,6 +63,7 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
     by_push_service: byPushService,
     payload_bytes: size.bytes,
     fetch: size.fetch,
+    declarative: size.declarative,
     warnings: dryRunWarnings({
       body,
       now,

@@ -3,6 +3,7 @@
 // body of GET /v1/notifications/:broadcast_id when it does not (push-payload.ts
 // then pushes a `fetch: true` stub instead).
 import { Type, type Static } from 'typebox'
+import { NotificationAction } from './broadcasts.schemas.ts'
 
 export interface NotificationContent {
   project_id: string
@@ -12,6 +13,8 @@ export interface NotificationContent {
   icon: string | null
   image: string | null
   url: string
+  /** The action buttons; [] when none. */
+  actions: NotificationAction[]
 }
 
 /** The push payload's JSON: also the body of GET /v1/notifications/:broadcast_id. */
@@ -24,10 +27,12 @@ export const NotificationPayload = Type.Object({
   icon: Type.Optional(Type.String()),
   image: Type.Optional(Type.String()),
   url: Type.String(),
+  // Absent without actions, so a notification without them is the same bytes as before they existed.
+  actions: Type.Optional(Type.Array(NotificationAction)),
 })
 export type NotificationPayload = Static<typeof NotificationPayload>
 
-/** The full payload; icon and image are left out when there are none. */
+/** The full payload; icon, image and actions are left out when there are none. */
 export function fullPayload(content: NotificationContent): NotificationPayload {
   const payload: NotificationPayload = {
     v: 1,
@@ -39,5 +44,6 @@ export function fullPayload(content: NotificationContent): NotificationPayload {
   }
   if (content.icon) payload.icon = content.icon
   if (content.image) payload.image = content.image
+  if (content.actions.length > 0) payload.actions = content.actions
   return payload
 }

@@ -3,7 +3,7 @@ import { encryptPayload, MAX_PLAINTEXT_BYTES } from '../delivery/encryption.ts'
 import { pushBodySize, pushPlaintext } from './push-payload.ts'
 import { pushKeys } from '../subscribers/subscribers.fixtures.ts'
 
-const base = { project_id: 'prj_a', broadcast_id: 'bdc_b', title: 'Hi', body: 'There', icon: null, image: null, url: '/' }
+const base = { project_id: 'prj_a', broadcast_id: 'bdc_b', title: 'Hi', body: 'There', icon: null, image: null, url: '/', actions: [] }
 
 describe('pushPlaintext', () => {
   it('carries the notification, without icon and image when there are none', () => {

@@ -79,6 +79,8 @@ describe('POST /v1/send dry run: the answer', () => {
       // RFC 8291 aes128gcm, one record: header, the JSON, the 0x02 delimiter, the 16-byte tag.
       payload_bytes: HEADER_LENGTH + Buffer.byteLength(json) + 1 + 16,
       fetch: false,
+      // A path and no project domain: no absolute URL to navigate to (docs/decisions.md "Declarative Web Push").
+      declarative: false,
       warnings: [expect.objectContaining({ code: 'other_push_service' })],
     })
     expect((await t.app.inject({ method: 'GET', url: '/v1/broadcasts', headers: p.auth })).json().broadcasts).toEqual([])

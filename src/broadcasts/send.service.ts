@@ -9,7 +9,7 @@ import { isId, newId } from '../platform/ids.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import { howToLift, planAtLeast } from '../projects/plans.ts'
 import { resolveMedia, type MediaKind } from '../media/media.service.ts'
-import { DEFAULT_TTL, type BroadcastSource, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
+import { DEFAULT_TTL, type BroadcastSource, type NotificationAction, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
 import { insertBroadcast } from './broadcasts.store.ts'
 import { groupExists } from '../groups/groups.store.ts'
 import { countAudience } from './audience.store.ts'
@@ -42,13 +42,23 @@ function checkMediaForm(kind: MediaKind, value: string | undefined): void {
 }
 
 /** An absolute click URL must parse; the schema's pattern only checks its outline. */
-function checkClickUrl(url: string): void {
+function checkClickUrl(url: string, path = 'notification.url'): void {
   if (url.startsWith('/')) return
   try {
     new URL(url)
   } catch {
-    throw invalidField('notification.url', 'must be an absolute http(s) URL or a path starting with /')
+    throw invalidField(path, 'must be an absolute http(s) URL or a path starting with /')
   }
+}
+
+/** Action ids are unique (a click is counted under its id) and their URLs parse; the schema checked the rest. */
+function checkActions(actions: NotificationAction[] | undefined): void {
+  const seen = new Set<string>()
+  actions?.forEach((action, i) => {
+    if (seen.has(action.action)) throw invalidField(`notification.actions.${i}.action`, `"${action.action}" is already the id of another action; each must be unique`)
+    seen.add(action.action)
+    if (action.url !== undefined) checkClickUrl(action.url, `notification.actions.${i}.url`)
+  })
 }
 
 export interface SendOptions {
@@ -82,6 +92,7 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Send
   const notification = body.notification
   const url = notification.url ?? '/'
   checkClickUrl(url)
+  checkActions(notification.actions)
   checkMediaForm('icon', notification.icon)
   checkMediaForm('image', notification.image)
 
@@ -143,6 +154,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       icon: icon ?? null,
       image,
       url,
+      actions: notification.actions ?? [],
       // api.md types ttl as a number; the RFC 8030 TTL header takes whole seconds.
       ttl: Math.floor(body.ttl ?? DEFAULT_TTL),
       urgency: body.urgency ?? 'normal',

@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // Imported by the package name, through package.json "exports".
-import { createHeraldClient, HeraldApiError, ROUTES, type HeraldClient } from 'herald/client'
+import { createHeraldClient, HeraldApiError, ROUTES, type HeraldClient, type NotificationAction } from 'herald/client'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { subscribe } from '../subscribers/subscribers.fixtures.ts'
 
@@ -65,6 +65,20 @@ describe('herald/client', () => {
     expect((await client.broadcasts.list({ status: 'scheduled' })).broadcasts.map((b) => b.id)).toEqual([later.broadcast_id])
     expect(await client.broadcasts.cancel(later.broadcast_id)).toEqual({ ok: true })
     expect((await client.broadcasts.get(later.broadcast_id)).status).toBe('canceled')
+  })
+
+  it('send with action buttons: the broadcast carries them and counts clicks by action; dryRun says whether the push is declarative', async () => {
+    const actions: NotificationAction[] = [{ action: 'buy', title: 'Buy', url: 'https://shop.example.com/buy' }, { action: 'later', title: 'Later' }]
+    const sent = await client.send({ target: { type: 'all' }, notification: { title: 'Hi', body: 'There', url: 'https://shop.example.com/', actions } })
+    const broadcast = await client.broadcasts.get(sent.broadcast_id)
+    expect(broadcast.notification.actions).toEqual(actions)
+    expect(broadcast.clicked_by_action).toEqual({ buy: 0, later: 0 })
+    const dry = await client.dryRun({ target: { type: 'all' }, notification: { title: 'Hi', body: 'There', url: 'https://shop.example.com/', actions } })
+    expect(dry.declarative).toBe(true)
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json()
+    expect(doc.paths['/c/{token}'].get).toBeDefined()
+    expect(JSON.stringify(doc.paths['/v1/broadcasts/{id}'].get.responses['200'])).toContain('clicked_by_action')
+    expect(JSON.stringify(doc.paths['/v1/send'].post.requestBody)).toContain('"actions"')
   })
 
   it("dryRun: the send's audience and warnings, nothing created; its errors as HeraldApiError", async () => {

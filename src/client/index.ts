@@ -4,7 +4,7 @@
 // no server code), and client.test.ts checks every route below against the
 // live /openapi.json.
 import type { Static } from 'typebox'
-import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
+import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, NotificationAction, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
 import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
 import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList } from '../subscribers/subscribers.schemas.ts'
@@ -17,6 +17,8 @@ export type Group = Static<typeof GroupList>['groups'][number]
 export type CreateGroupRequest = CreateGroupBody
 export type UpdateGroupRequest = UpdateGroupBody
 export type Broadcast = BroadcastView
+/** One action button of notification.actions (up to 2); clicks on it are counted in Broadcast.clicked_by_action. */
+export type { NotificationAction }
 export type BroadcastList = Static<typeof ListBroadcastsResponse>
 export type ListBroadcastsOptions = Partial<ListBroadcastsQuery>
 export type { Subscriber }

@@ -31,6 +31,7 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     db: ctx.db,
     log: ctx.log,
     batchSize: config.fanoutBatchSize,
+    publicUrl: config.publicUrl,
     retryBaseMs: config.pushRetryBaseMs,
     encryptPool,
     pushClient,

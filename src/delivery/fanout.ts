@@ -36,6 +36,7 @@ import { findProjectById } from '../projects/projects.store.ts'
 import { tryReservePushes } from '../projects/push-usage.ts'
 import { recordBatch, type BatchOutcomes, type Failed, type PushServiceTally } from './batch-outcomes.ts'
 import { pushPlaintext } from '../broadcasts/push-payload.ts'
+import { clickLinkKey, siteOrigin } from '../broadcasts/click-link.ts'
 import { sendToRecipients, type Retry, type SenderDeps } from './send-batch.ts'
 import { logSendingFinished, logSendingStarted } from './broadcast-log.ts'
 
@@ -66,6 +67,8 @@ export interface FanoutDeps extends SenderDeps {
   db: Database
   log: Logger
   batchSize: number
+  /** Herald's public URL (HERALD_PUBLIC_URL): the base of the click links pushes carry. */
+  publicUrl: string
   /** First retry delay after a 5xx or timeout; doubled per attempt, with jitter. */
   retryBaseMs: number
 }
@@ -79,7 +82,9 @@ export function pushRetryDelay(baseMs: number, attempt: number, retryAfterMs: nu
   return Math.round(Math.max(backoff, retryAfterMs ?? 0))
 }
 
-function plaintextOf(broadcast: SendingBroadcast): Buffer {
+/** The push's bytes; its click links are signed with the project's key (broadcasts/click-link.ts). */
+function plaintextOf(deps: FanoutDeps, broadcast: SendingBroadcast, vapidPrivate: string, domain: string | null): Buffer {
+  const declarative = { publicUrl: deps.publicUrl, origin: siteOrigin(domain), key: clickLinkKey(vapidPrivate) }
   return pushPlaintext({
     project_id: broadcast.project_id,
     broadcast_id: broadcast.id,
@@ -88,7 +93,8 @@ function plaintextOf(broadcast: SendingBroadcast): Buffer {
     icon: broadcast.icon,
     image: broadcast.image,
     url: broadcast.url,
-  })
+    actions: broadcast.actions,
+  }, declarative)
 }
 
 /** fire_broadcast: a scheduled broadcast's time has come. Reserves the month's budget, then starts the fan-out. */
@@ -177,7 +183,7 @@ async function sendAndRecord(
     return
   }
   const sent = recipients.length > 0
-    ? await sendToRecipients(deps, broadcast, gate.project, plaintextOf(broadcast), recipients)
+    ? await sendToRecipients(deps, broadcast, gate.project, plaintextOf(deps, broadcast, gate.project.vapid_private, gate.domain), recipients)
     : { delivered: [], failed: [], retry: [], lastError: null }
   const settled = await settleRetries(deps, broadcast, sent.retry, attempt)
   const outcomes: BatchOutcomes = {

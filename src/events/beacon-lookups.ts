@@ -30,7 +30,8 @@ export const MAX_PENDING_LOOKUPS = 1_000
 
 export class BeaconLookups {
   readonly projects: LookupCache<BeaconProject>
-  readonly broadcasts: LookupCache<true>
+  /** (project, broadcast) → the ids of the broadcast's action buttons. */
+  readonly broadcasts: LookupCache<string[]>
 
   constructor(db: Database) {
     this.projects = new LookupCache({
@@ -50,7 +51,7 @@ export class BeaconLookups {
           return { project_id, broadcast_id }
         })
         const rows = await findBroadcastsOfProjects(db, pairs)
-        return new Map(rows.map((row) => [broadcastKey(row.project_id, row.broadcast_id), true as const]))
+        return new Map(rows.map((row) => [broadcastKey(row.project_id, row.broadcast_id), row.action_ids]))
       },
       maxEntries: BROADCAST_CACHE_ENTRIES,
       foundTtlMs: BROADCAST_FOUND_TTL_MS,
@@ -66,7 +67,12 @@ export class BeaconLookups {
 
   /** True when the broadcast exists and is the project's. */
   async isProjectsBroadcast(projectId: string, broadcastId: string): Promise<boolean> {
-    return (await this.broadcasts.get(broadcastKey(projectId, broadcastId))) === true
+    return (await this.broadcasts.get(broadcastKey(projectId, broadcastId))) !== null
+  }
+
+  /** The ids of the broadcast's action buttons, or null when it is not the project's (a broadcast never changes them). */
+  broadcastActions(projectId: string, broadcastId: string): Promise<string[] | null> {
+    return this.broadcasts.get(broadcastKey(projectId, broadcastId))
   }
 }
 

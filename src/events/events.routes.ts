@@ -21,6 +21,7 @@ import { BeaconLookups } from './beacon-lookups.ts'
 import { BeaconsLostError, BeaconWriter } from './beacon-writer.ts'
 import { recordBeacons, type Beacon } from './events.service.ts'
 import { AcceptedResponse, EventBody, EventsQuery } from './events.schemas.ts'
+import { registerClickLinkRoute } from './click-link.routes.ts'
 
 /** A beacon is a few short fields; anything near this size is not one. */
 export const EVENTS_BODY_LIMIT = 4 * 1024
@@ -32,6 +33,8 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
   const writer = new BeaconWriter<Beacon>((beacons) => recordBeacons(ctx.db, beacons), ctx.log)
   // Beacons already accepted into a batch are written before the database closes.
   app.addHook('onClose', async () => writer.close())
+  // Clicks on notifications a browser showed by itself arrive through GET /c/:token, written by the same writer.
+  registerClickLinkRoute(app, ctx, writer)
 
   // Its own plugin scope, so the text/plain parser below applies to this route only.
   app.register(async (plugin) => {
@@ -64,14 +67,17 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
     }, async (request, reply) => {
       reply.code(202)
       const projectId = request.query.project
-      const { broadcast_id, type } = request.body
+      const { broadcast_id, type, action } = request.body
       if (!isWellFormedId('prj', projectId) || !isWellFormedId('bdc', broadcast_id)) return ACCEPTED
       try {
         const project = await lookups.project(projectId)
         if (!project) return ACCEPTED
         if (!(await enforceProjectRateLimit(ctx, request, reply, project))) return ACCEPTED
-        if (!(await lookups.isProjectsBroadcast(project.id, broadcast_id))) return ACCEPTED
-        await writer.record({ project_id: project.id, broadcast_id, type })
+        const actions = await lookups.broadcastActions(project.id, broadcast_id)
+        if (!actions) return ACCEPTED
+        // Only the broadcast's own action ids are kept: clicked_by_action never grows a key the notification did not have.
+        const clickedAction = type === 'clicked' && action !== undefined && actions.includes(action) ? action : null
+        await writer.record({ project_id: project.id, broadcast_id, type, action: clickedAction })
         return ACCEPTED
       } catch (err) {
         // Still 202 (api.md 4.10 rule 1, §7), but never silent: the writer has

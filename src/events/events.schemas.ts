@@ -10,6 +10,9 @@ export const EventBody = Type.Object(
     broadcast_id: Type.String({ pattern: '^bdc_[0-9a-hjkmnp-tv-z]{26}$', description: 'The broadcast the notification came from.' }),
     // Accepted and ignored: click and dismiss events are correlated by
     // broadcast_id only (api.md 4.10 rule 3), so a receiver id is never stored.
+    // A click on an action button names it; recorded as the event's meta { action } when it is one of the
+    // broadcast's actions, else the click counts as one on the notification itself.
+    action: Type.Optional(Type.String({ maxLength: 64, description: "The action button clicked (notification.actions[].action); absent for a click on the notification itself." })),
     subscriber_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The receiver, if known; not stored.' })),
   },
   // The service worker may send more than this in later versions; extra fields are ignored.

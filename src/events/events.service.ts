@@ -9,6 +9,8 @@ export interface Beacon {
   project_id: string
   broadcast_id: string
   type: BeaconEventType
+  /** The action button clicked, already checked to be one of the broadcast's; null for the notification itself. */
+  action?: string | null
 }
 
 /**
@@ -20,14 +22,15 @@ export interface Beacon {
  * not its project's (the caller drops it silently).
  */
 export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<boolean[]> {
-  const events = beacons.map((beacon) => ({ id: newId('evt'), ...beacon }))
+  const events = beacons.map(({ action, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null }))
   const written = await db.transaction(async (tx) => {
     const inserted = await recordEvents(tx, events)
     // The broadcast rows last, in id order: the lock order of every
     // transaction that touches broadcasts (src/delivery/fanout.ts), so a
     // batch's hot rows stay locked from here to the commit only, and beacon
     // and fan-out transactions never wait for each other in a circle.
-    const deltas = countByBroadcast(inserted)
+    const actionOf = new Map(events.map((e) => [e.id, e.action]))
+    const deltas = countByBroadcast(inserted.map((e) => ({ ...e, action: actionOf.get(e.id) ?? null })))
     await lockForCounts(tx, deltas.map((d) => d.broadcast_id))
     await addEngagement(tx, deltas)
     return new Set(inserted.map((e) => e.id))
@@ -35,12 +38,13 @@ export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<bo
   return events.map((e) => written.has(e.id))
 }
 
-function countByBroadcast(events: Array<{ broadcast_id: string; type: EventType }>): EngagementDelta[] {
+function countByBroadcast(events: Array<{ broadcast_id: string; type: EventType; action: string | null }>): EngagementDelta[] {
   const deltas = new Map<string, EngagementDelta>()
   for (const event of events) {
     let delta = deltas.get(event.broadcast_id)
-    if (!delta) deltas.set(event.broadcast_id, (delta = { broadcast_id: event.broadcast_id, clicked: 0, dismissed: 0 }))
+    if (!delta) deltas.set(event.broadcast_id, (delta = { broadcast_id: event.broadcast_id, clicked: 0, dismissed: 0, by_action: {} }))
     if (event.type === 'clicked' || event.type === 'dismissed') delta[event.type]++
+    if (event.type === 'clicked' && event.action) delta.by_action[event.action] = (delta.by_action[event.action] ?? 0) + 1
   }
   return [...deltas.values()]
 }

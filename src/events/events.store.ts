@@ -26,10 +26,16 @@ export interface BroadcastOfProject {
   broadcast_id: string
 }
 
+/** A broadcast found for a beacon, with the ids of its action buttons (a click names one of them or none). */
+export interface FoundBroadcast extends BroadcastOfProject {
+  action_ids: string[]
+}
+
 /** The pairs whose broadcast exists and belongs to that project (one query for many pairs). */
-export async function findBroadcastsOfProjects(q: Queryable, pairs: BroadcastOfProject[]): Promise<BroadcastOfProject[]> {
-  const result = await q.query<BroadcastOfProject>(
-    `SELECT b.project_id, b.id AS broadcast_id
+export async function findBroadcastsOfProjects(q: Queryable, pairs: BroadcastOfProject[]): Promise<FoundBroadcast[]> {
+  const result = await q.query<FoundBroadcast>(
+    `SELECT b.project_id, b.id AS broadcast_id,
+            ARRAY(SELECT a ->> 'action' FROM jsonb_array_elements(b.actions) AS a) AS action_ids
        FROM unnest($1::text[], $2::text[]) AS p(project_id, broadcast_id)
        JOIN broadcasts b ON b.id = p.broadcast_id AND b.project_id = p.project_id`,
     [pairs.map((p) => p.project_id), pairs.map((p) => p.broadcast_id)],

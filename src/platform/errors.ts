@@ -29,6 +29,7 @@ export const ERRORS = {
   webhook_not_found: { status: 404, message: 'No such webhook in this project.' },
   api_key_not_found: { status: 404, message: 'No such API key in this project.' },
   media_not_found: { status: 404, message: 'No such icon or image.' },
+  click_link_not_found: { status: 404, message: 'This notification link is not valid: it was changed, or its broadcast no longer exists.' },
   method_not_allowed: { status: 405, message: 'This route does not take that method.' },
   group_name_taken: { status: 409, message: 'Another group in this project has that name.' },
   broadcast_not_cancelable: { status: 409, message: 'Only a scheduled broadcast that has not fired can be canceled.' },

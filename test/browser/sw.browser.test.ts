@@ -15,7 +15,7 @@ import { eventually, fakePushLog, installFakePushManager } from './sdk-helpers.t
 declare const Clients: { prototype: { openWindow(url: string): Promise<unknown> } }
 declare const WindowClient: { prototype: { url: string; focus(): Promise<unknown> } }
 declare const ExtendableEvent: new (type: string) => Event
-declare const NotificationEvent: new (type: string, init: { notification: Notification }) => Event
+declare const NotificationEvent: new (type: string, init: { notification: Notification; action?: string }) => Event
 type ServiceWorkerGlobalScope = typeof globalThis & { registration: ServiceWorkerRegistration }
 
 interface ShownNotification {
@@ -159,16 +159,16 @@ self.addEventListener('push', (event) => {
    * (the browser's own only keeps the worker alive until they settle).
    * Resolves to the number of promises the handlers passed.
    */
-  function notificationEvent(worker: Worker, type: 'notificationclick' | 'notificationclose', tag: string): Promise<number> {
-    return worker.evaluate(async ({ type, tag }) => {
+  function notificationEvent(worker: Worker, type: 'notificationclick' | 'notificationclose', tag: string, action?: string): Promise<number> {
+    return worker.evaluate(async ({ type, tag, action }) => {
       const [notification] = await (self as unknown as ServiceWorkerGlobalScope).registration.getNotifications({ tag })
-      const event = new NotificationEvent(type, { notification })
+      const event = new NotificationEvent(type, { notification, ...(action ? { action } : {}) })
       const pending: Promise<unknown>[] = []
       Object.defineProperty(event, 'waitUntil', { value: (promise: Promise<unknown>) => pending.push(promise) })
       self.dispatchEvent(event)
       await Promise.all(pending)
       return pending.length
-    }, { type, tag })
+    }, { type, tag, action })
   }
 
   it('shows a push as its notification: title, body, icon, image, tag and data', async () => {
@@ -190,7 +190,9 @@ self.addEventListener('push', (event) => {
     const icon = `https://cdn.example.com/${'i'.repeat(1900)}.png`
     const image = `https://cdn.example.com/${'b'.repeat(1900)}.png`
     const { id, data, payload } = await broadcast({ title: 'Long read', body: 'x'.repeat(2000), url: 'https://shop.example.com/blog', icon, image })
-    expect(payload).toEqual({ v: 1, project_id: project.id, broadcast_id: id, fetch: true })
+    // The url is absolute, so the stub also carries a declarative form (cut to fit) for browsers that show one themselves.
+    expect(payload).toMatchObject({ v: 1, project_id: project.id, broadcast_id: id, fetch: true, web_push: 8030 })
+    expect(payload).not.toHaveProperty('title')
     const notification = await deliverUntilShown(data, id)
     expect(notification).toEqual({ title: 'Long read', body: 'x'.repeat(2000), icon, image, tag: id, data: { herald: 1, broadcast_id: id, project_id: project.id, url: 'https://shop.example.com/blog' } })
     await closeAll()
@@ -259,6 +261,67 @@ self.addEventListener('push', (event) => {
     expect(await notificationEvent(worker, 'notificationclose', closing)).toBe(1)
     expect(await eventually(() => counts(closing), (c) => c.dismissed === 1)).toEqual({ clicked: 0, dismissed: 1 })
     expect(await counts(id)).toEqual({ clicked: 1, dismissed: 0 })
+  })
+
+  it('shows action buttons; a click on one opens its url (or the notification\'s) and beacons its action', async () => {
+    const actions = [{ action: 'buy', title: 'Buy', url: '/sale?buy=1' }, { action: 'later', title: 'Later' }]
+    const { id, data } = await broadcast({ title: 'Actions', body: 'Pick one', url: '/sale', actions })
+    const notification = await deliverUntilShown(data, id)
+    expect(notification.data).toEqual({
+      herald: 1, broadcast_id: id, project_id: project.id, url: `${site.url}/sale`,
+      actions: { buy: `${site.url}/sale?buy=1`, later: `${site.url}/sale` },
+    })
+    expect(await page.evaluate(async (tag) => {
+      const [n] = await (await navigator.serviceWorker.getRegistration('/'))!.getNotifications({ tag })
+      return (n as Notification & { actions: { action: string; title: string }[] }).actions.map((a) => [a.action, a.title])
+    }, id)).toEqual([['buy', 'Buy'], ['later', 'Later']])
+
+    const worker = await serviceWorker()
+    await worker.evaluate(() => {
+      const calls: string[] = []
+      ;(self as unknown as { __actionCalls: string[] }).__actionCalls = calls
+      const original = self.fetch
+      self.fetch = (input, init) => {
+        if (String(input).includes('/v1/events')) calls.push(String(init?.body))
+        return original(input, init)
+      }
+      Clients.prototype.openWindow = function (url: string) {
+        calls.push(`open ${url}`)
+        return Promise.resolve(null)
+      }
+    })
+    expect(await notificationEvent(worker, 'notificationclick', id, 'buy')).toBe(1)
+    expect(await eventually(async () => (await api('GET', `/v1/broadcasts/${id}`)).body.clicked_by_action, (c) => c.buy === 1)).toEqual({ buy: 1, later: 0 })
+    const calls = () => worker.evaluate(() => (self as unknown as { __actionCalls: string[] }).__actionCalls)
+    expect(await calls()).toEqual([JSON.stringify({ type: 'clicked', broadcast_id: id, action: 'buy' }), `open ${site.url}/sale?buy=1`])
+
+    // The second button has no url of its own: it opens the notification's.
+    const { id: second, data: secondData } = await broadcast({ title: 'Actions 2', body: 'Again', url: '/sale', actions })
+    await deliverUntilShown(secondData, second)
+    expect(await notificationEvent(worker, 'notificationclick', second, 'later')).toBe(1)
+    expect((await calls()).slice(2)).toEqual([JSON.stringify({ type: 'clicked', broadcast_id: second, action: 'later' }), `open ${site.url}/sale`])
+    expect(await eventually(async () => (await api('GET', `/v1/broadcasts/${second}`)).body, (b) => b.clicked === 1)).toMatchObject({ clicked_by_action: { buy: 0, later: 1 } })
+    await closeAll()
+  })
+
+  it('shows a push carrying the Declarative Web Push form through the worker, as before; a click beacons, not the click link', async () => {
+    // An absolute url: the push Herald really sends carries web_push 8030 beside its own fields.
+    const { id, data, payload } = await broadcast({ title: 'Declared', body: 'Both forms', url: `${site.url}/sale`, icon: 'https://cdn.example.com/icon.png' })
+    expect(payload).toMatchObject({ web_push: 8030, notification: { title: 'Declared', tag: id, navigate: expect.stringContaining(`${herald.url}/c/${id}.`) } })
+    const notification = await deliverUntilShown(data, id)
+    expect(notification).toEqual({
+      title: 'Declared', body: 'Both forms', icon: 'https://cdn.example.com/icon.png', image: '', tag: id,
+      data: { herald: 1, broadcast_id: id, project_id: project.id, url: `${site.url}/sale` },
+    })
+    const worker = await serviceWorker()
+    expect(await notificationEvent(worker, 'notificationclick', id)).toBe(1)
+    expect(await eventually(() => counts(id), (c) => c.clicked === 1)).toEqual({ clicked: 1, dismissed: 0 })
+
+    // The fetch stub with a declarative form beside it: the worker still fetches the content.
+    const long = await broadcast({ title: 'Declared long', body: 'y'.repeat(2048), url: `${site.url}/sale`, image: `https://cdn.example.com/${'b'.repeat(1900)}.png` })
+    expect(long.payload).toMatchObject({ fetch: true, web_push: 8030 })
+    expect(await deliverUntilShown(long.data, long.id)).toMatchObject({ title: 'Declared long', body: 'y'.repeat(2048) })
+    await closeAll()
   })
 
   it('with Herald unreachable it still shows a notification, and nothing reaches the console', async () => {

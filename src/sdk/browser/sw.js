@@ -104,17 +104,31 @@
     })
   }
 
+  // A click URL as the page would resolve it: a path is on the site's own origin.
+  function absoluteUrl(url) {
+    try { return new URL(url || '/', self.location.origin).href } catch (_) { return self.location.origin + '/' }
+  }
+
   function show(payload, content) {
-    var url = '/'
-    try { url = new URL(content.url || '/', self.location.origin).href } catch (_) { url = self.location.origin + '/' }
     var options = {
       body: content.body || '',
       // The tag makes a second notification of the same broadcast replace the first one.
       tag: payload.broadcast_id,
-      data: { herald: 1, broadcast_id: payload.broadcast_id, project_id: payload.project_id, url: url },
+      data: { herald: 1, broadcast_id: payload.broadcast_id, project_id: payload.project_id, url: absoluteUrl(content.url) },
     }
     if (content.icon) options.icon = content.icon
     if (content.image) options.image = content.image
+    // Action buttons: the browser shows the titles, and names the action clicked in
+    // notificationclick; where each one leads is kept in data (button URL, else the notification's).
+    if (Array.isArray(content.actions) && content.actions.length > 0) {
+      options.actions = []
+      options.data.actions = {}
+      content.actions.forEach(function (action) {
+        if (!action || typeof action.action !== 'string' || typeof action.title !== 'string') return
+        options.actions.push({ action: action.action, title: action.title })
+        options.data.actions[action.action] = action.url ? absoluteUrl(action.url) : options.data.url
+      })
+    }
     return self.registration.showNotification(content.title || self.location.hostname, options)
   }
 
@@ -138,14 +152,16 @@
 
   // Fire and forget, never into the console: text/plain needs no CORS preflight,
   // and keepalive lets the request finish after the worker stops.
-  function beacon(type, data) {
+  function beacon(type, data, action) {
+    var body = { type: type, broadcast_id: data.broadcast_id }
+    if (action) body.action = action
     try {
       return fetch(BASE_URL + '/v1/events?project=' + encodeURIComponent(data.project_id), {
         method: 'POST',
         mode: 'no-cors',
         keepalive: true,
         headers: { 'Content-Type': 'text/plain;charset=UTF-8' },
-        body: JSON.stringify({ type: type, broadcast_id: data.broadcast_id }),
+        body: JSON.stringify(body),
       }).then(function () {}, function () {})
     } catch (_) {
       return Promise.resolve()
@@ -228,7 +244,10 @@
     var data = heraldData(event.notification)
     if (!data) return
     event.notification.close()
-    event.waitUntil(Promise.all([focusOrOpen(data.url), beacon('clicked', data)]))
+    // event.action is '' for a click on the notification itself, else the button's action id.
+    var action = event.action && data.actions && data.actions[event.action] ? event.action : ''
+    var url = action ? data.actions[action] : data.url || absoluteUrl('/')
+    event.waitUntil(Promise.all([focusOrOpen(url), beacon('clicked', data, action)]))
   })
 
   self.addEventListener('notificationclose', function (event) {
