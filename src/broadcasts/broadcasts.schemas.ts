@@ -88,9 +88,24 @@ export type SendBody = Static<typeof SendBody>
 export const BROADCAST_SOURCES = ['api', 'dashboard'] as const
 export type BroadcastSource = (typeof BROADCAST_SOURCES)[number]
 
+/** Idempotency-Key: 1-255 printable ASCII characters (space to tilde), as Stripe and the IETF draft allow. */
+export const IDEMPOTENCY_KEY = '^[\\x20-\\x7E]+$'
+
 export const SendHeaders = Type.Object({
   'x-herald-source': Type.Optional(
     Type.Enum([...BROADCAST_SOURCES], { description: "The broadcast's source: Herald's dashboard sends dashboard. Default api." }),
+  ),
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: IDEMPOTENCY_KEY,
+      description:
+        'Makes retries safe: the first answer is stored for 24 hours per project and key and given again (header Idempotent-Replayed: true) ' +
+        'to a retry with the same body, so however many retries arrive, one broadcast is created. The same key with another body is 422 ' +
+        'idempotency_key_reused; while the first request runs, 409 idempotency_key_in_progress. Refused requests are not stored, and dry runs ignore the key. ' +
+        '1-255 printable ASCII characters; a UUID is a good choice.',
+    }),
   ),
 })
 
