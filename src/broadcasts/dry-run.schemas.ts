@@ -22,5 +22,9 @@ export const DryRunResponse = Type.Object({
   payload_bytes: Type.Integer({ minimum: 0, description: 'Bytes of the encrypted body each push carries (RFC 8291 aes128gcm).' }),
   fetch: Type.Boolean({ description: 'true when the notification does not fit in one push: pushes carry a fetch: true stub and the service worker fetches the content.' }),
   warnings: Type.Array(DryRunWarning),
+  throttle_per_minute: Type.Optional(Type.Integer({ description: 'The throttle_per_minute of the request, echoed; absent when not throttled.' })),
+  expected_duration_ms: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'With throttle_per_minute: how long the fan-out of the audience takes at that rate (audience × 60000 / rate).' }),
+  ),
 })
 export type DryRunResponse = Static<typeof DryRunResponse>

@@ -158,6 +158,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       audience,
       reserved: runAt ? 0 : audience,
       scheduled_at: runAt,
+      throttle_per_minute: body.throttle_per_minute ?? null,
     })
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
