@@ -137,6 +137,18 @@ describe('herald/client', () => {
     expect(reused).toMatchObject({ status: 422, code: 'idempotency_key_reused' })
   })
 
+  it('throttle_per_minute: in /openapi.json (send body, dry run, broadcast view) and through the client', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).body
+    for (const field of ['throttle_per_minute', 'expected_finish_at', 'expected_duration_ms']) expect(doc).toContain(`"${field}"`)
+    const dry = await client.dryRun({ target: { type: 'all' }, notification: { title: 'Slow', body: 'Down' }, throttle_per_minute: 60 })
+    expect(dry).toMatchObject({ throttle_per_minute: 60, expected_duration_ms: expect.any(Number) })
+    const at = Date.now() + 3_600_000
+    const { broadcast_id } = await client.send({ target: { type: 'all' }, notification: { title: 'Slow', body: 'Down' }, throttle_per_minute: 60, scheduled_at: at })
+    const view = await client.broadcasts.get(broadcast_id)
+    expect(view.throttle_per_minute).toBe(60)
+    expect(view.expected_finish_at).toBe(at + view.audience * 1000)
+  })
+
   it('every route of ROUTES was called by the tests above', () => {
     for (const [name, [method, template]] of Object.entries(ROUTES)) {
       const pattern = new RegExp(`^${method} ${template.replace(/\{\w+\}/g, '[^/]+')}$`)
