@@ -7,6 +7,7 @@ import type { AppContext } from './platform/context.ts'
 import { JobWorker } from './platform/jobs/worker.ts'
 import { createDeliveryJobs } from './delivery/delivery-jobs.ts'
 import { createWebhookWorker } from './webhooks/webhook-worker.ts'
+import { idempotencyJobHandlers } from './broadcasts/idempotency-prune.ts'
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
 import { waitingJobs } from './platform/jobs/backlog.ts'
 import { waitingWebhookDeliveries } from './webhooks/webhook-backlog.ts'
@@ -34,8 +35,8 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   const { config } = ctx
   const delivery = createDeliveryJobs(ctx)
   const webhooks = createWebhookWorker(ctx)
-  // Every domain's job kinds, each with its handler (today only delivery has jobs).
-  const handlers = { ...delivery.handlers }
+  // Every domain's job kinds, each with its handler.
+  const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db) }
   const worker = new JobWorker(ctx.db, handlers, {
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,

@@ -29,10 +29,11 @@ import type { BroadcastRow, BroadcastStatus } from './broadcasts.store.ts'
 /** The broadcast columns fan-out reads: a slice of the broadcasts row type, not a copy of it. */
 export type SendingBroadcast = Pick<
   BroadcastRow,
-  'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions' | 'ttl' | 'urgency' | 'topic' | 'reserved' | 'audience' | 'started_at'
+  | 'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions' | 'ttl' | 'urgency' | 'topic' | 'reserved'
+  | 'audience' | 'started_at' | 'throttle_per_minute'
 >
 
-const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at'
+const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at, throttle_per_minute'
 
 /** The broadcast as fan-out needs it, locked (FOR NO KEY UPDATE) when asked. */
 export async function findSendingBroadcast(q: Queryable, id: string, lock = false): Promise<SendingBroadcast | null> {
@@ -158,6 +159,37 @@ export async function addPendingBatch(q: Queryable, id: string): Promise<void> {
 /** The last slice of the audience has been handed to a batch: once the outstanding batches are done, so is the broadcast. */
 export async function markPlanningDone(q: Queryable, id: string): Promise<void> {
   await q.query('UPDATE broadcasts SET planning_done = true WHERE id = $1', [id])
+}
+
+/** A throttled broadcast's time slot for some pushes (epoch ms, by the database's clock). */
+export interface ThrottleSlot {
+  /** When the slot starts: the pushes may leave from then on. */
+  at: number
+  /** When it ends: where the next slot starts. */
+  until: number
+  /** The database's clock when the slot was taken. */
+  now: number
+}
+
+/**
+ * Takes the next slot of a throttled broadcast for `pushes` pushes: from the
+ * end of the last slot handed out, or now if that is past, lasting pushes ×
+ * 60 s / rate. Every sender of the broadcast (batches and retries, on any
+ * worker) takes its slot here, on the broadcast row, so slots never overlap
+ * and the pushes never start faster than the rate. `firstAttempts` adds to
+ * throttle_planned (the pushes of a batch; 0 for a retry). Callers make it
+ * the last statement on the row, as addOutcomes: it is the broadcast row.
+ */
+export async function takeThrottleSlot(q: Queryable, id: string, pushes: number, perMinute: number, firstAttempts: number): Promise<ThrottleSlot> {
+  const taken = await q.query<{ at: Date; until: Date; now: Date }>(
+    `UPDATE broadcasts SET throttle_next_at = GREATEST(throttle_next_at, now()) + $2 * 60000.0 / $3 * interval '1 millisecond',
+            throttle_planned = throttle_planned + $4
+      WHERE id = $1
+      RETURNING throttle_next_at - $2 * 60000.0 / $3 * interval '1 millisecond' AS at, throttle_next_at AS until, now() AS now`,
+    [id, pushes, perMinute, firstAttempts],
+  )
+  const row = taken.rows[0]
+  return { at: row.at.getTime(), until: row.until.getTime(), now: row.now.getTime() }
 }
 
 /** The latest push of a broadcast that did not deliver (decisions.md "Broadcast progress and stop" has the reasons). */

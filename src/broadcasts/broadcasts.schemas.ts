@@ -31,6 +31,13 @@ export const NotificationAction = Type.Object(
 export type NotificationAction = Static<typeof NotificationAction>
 
 export const MAX_TTL = 2_419_200
+/** throttle_per_minute: one push a second at the least, as the issue asks. */
+export const MIN_THROTTLE_PER_MINUTE = 60
+/**
+ * And 10,000 pushes a second at the most: about twice what one worker sends
+ * (docs/performance.md), so a larger figure would throttle nothing.
+ */
+export const MAX_THROTTLE_PER_MINUTE = 600_000
 export const DEFAULT_TTL = 86_400
 export const URGENCIES = ['very-low', 'low', 'normal', 'high'] as const
 export const BROADCAST_STATUSES = ['scheduled', 'pending', 'sending', 'sent', 'failed', 'canceled'] as const
@@ -93,6 +100,15 @@ export const SendBody = Type.Object(
     urgency: Type.Optional(Type.Enum(URGENCIES, { default: 'normal' })),
     topic: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: TOPIC })),
     scheduled_at: Type.Optional(Type.Number({ description: 'Unix ms. Plus plan or higher; in the future and within 90 days.' })),
+    throttle_per_minute: Type.Optional(
+      Type.Integer({
+        minimum: MIN_THROTTLE_PER_MINUTE,
+        maximum: MAX_THROTTLE_PER_MINUTE,
+        description:
+          'At most this many pushes a minute for this broadcast, across all workers, retries included (60 to 600000; ' +
+          'a scheduled broadcast keeps it when it fires). Spreads the clicks a big audience sends to your site. Default: as fast as Herald goes.',
+      }),
+    ),
     dry_run: Type.Optional(
       Type.Boolean({
         default: false,
@@ -108,9 +124,24 @@ export type SendBody = Static<typeof SendBody>
 export const BROADCAST_SOURCES = ['api', 'dashboard'] as const
 export type BroadcastSource = (typeof BROADCAST_SOURCES)[number]
 
+/** Idempotency-Key: 1-255 printable ASCII characters (space to tilde), as Stripe and the IETF draft allow. */
+export const IDEMPOTENCY_KEY = '^[\\x20-\\x7E]+$'
+
 export const SendHeaders = Type.Object({
   'x-herald-source': Type.Optional(
     Type.Enum([...BROADCAST_SOURCES], { description: "The broadcast's source: Herald's dashboard sends dashboard. Default api." }),
+  ),
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: IDEMPOTENCY_KEY,
+      description:
+        'Makes retries safe: the first answer is stored for 24 hours per project and key and given again (header Idempotent-Replayed: true) ' +
+        'to a retry with the same body, so however many retries arrive, one broadcast is created. The same key with another body is 422 ' +
+        'idempotency_key_reused; while the first request runs, 409 idempotency_key_in_progress. Refused requests are not stored, and dry runs ignore the key. ' +
+        '1-255 printable ASCII characters; a UUID is a good choice.',
+    }),
   ),
 })
 
@@ -191,6 +222,12 @@ export const BroadcastView = Type.Object({
   }),
   dismissed: Type.Integer(),
   ...BroadcastProgress,
+  throttle_per_minute: Type.Union([Type.Integer(), Type.Null()], { description: "The send's throttle_per_minute; null when not throttled." }),
+  expected_finish_at: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'Unix ms when a throttled broadcast should have pushed to its whole audience (its audience at the throttled rate, from when it fires; ' +
+      'while sending, from the slots still to hand out); null when not throttled or once it is over.',
+  }),
   /** Why a failed broadcast failed (e.g. the monthly cap at fire time); null otherwise. */
   failure_reason: NullableString,
   scheduled_at: NullableTime,

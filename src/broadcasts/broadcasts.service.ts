@@ -57,6 +57,8 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
         }
       : null,
     next_attempt_at: ms(row.next_attempt_at),
+    throttle_per_minute: row.throttle_per_minute,
+    expected_finish_at: ms(row.expected_finish_at),
     failure_reason: row.failure_reason,
     scheduled_at: ms(row.scheduled_at),
     started_at: ms(row.started_at),

@@ -52,6 +52,7 @@ export interface BroadcastRow {
   last_error_push_service: string | null
   last_error_at: Date | null
   failure_reason: string | null
+  throttle_per_minute: number | null
   scheduled_at: Date | null
   started_at: Date | null
   finished_at: Date | null
@@ -61,12 +62,13 @@ export interface BroadcastRow {
 /** A broadcast as read for the API: its row and when its next retry is due. */
 export interface BroadcastRecord extends BroadcastRow {
   next_attempt_at: Date | null
+  expected_finish_at: Date | null
 }
 
 export type NewBroadcast = Pick<
   BroadcastRow,
   | 'id' | 'project_id' | 'status' | 'source' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions'
-  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at'
+  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute'
 >
 
 const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
@@ -76,7 +78,7 @@ const COLUMNS = `id, project_id, status, source, target, title, body, icon, imag
   apple_delivered, apple_failed, apple_retrying, wns_delivered, wns_failed, wns_retrying,
   other_delivered, other_failed, other_retrying,
   last_error_status, last_error_reason, last_error_push_service, last_error_at,
-  failure_reason, scheduled_at, started_at, finished_at, created_at`
+  failure_reason, throttle_per_minute, scheduled_at, started_at, finished_at, created_at`
 
 /**
  * When the broadcast's next retry is due: the earliest of its queued
@@ -88,20 +90,36 @@ const NEXT_ATTEMPT_AT = `CASE WHEN b.status = 'sending' THEN
     (SELECT min(j.run_at) FROM jobs j WHERE j.payload ->> 'broadcast_id' = b.id AND j.kind = 'push_retry')
   END AS next_attempt_at`
 
+/**
+ * When a throttled broadcast should be done: its audience at its rate from
+ * when it fires (scheduled) or now (pending); while sending, from the end of
+ * the last slot handed out (or now), for the audience not yet given one.
+ * Null when not throttled, or once over (finished_at says when).
+ */
+const EXPECTED_FINISH_AT = `CASE WHEN b.throttle_per_minute IS NOT NULL THEN
+    CASE b.status
+      WHEN 'scheduled' THEN b.scheduled_at + b.audience * 60000.0 / b.throttle_per_minute * interval '1 millisecond'
+      WHEN 'pending' THEN now() + b.audience * 60000.0 / b.throttle_per_minute * interval '1 millisecond'
+      WHEN 'sending' THEN GREATEST(b.throttle_next_at, now())
+        + GREATEST(b.audience - b.throttle_planned, 0) * 60000.0 / b.throttle_per_minute * interval '1 millisecond'
+    END
+  END AS expected_finish_at`
+
 export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<void> {
   await q.query(
     `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, icon, image, url, ttl, urgency, topic,
-                             audience, reserved, scheduled_at, actions)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+                             audience, reserved, scheduled_at, actions, throttle_per_minute)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     [
       row.id, row.project_id, row.status, row.source, JSON.stringify(row.target), row.title, row.body, row.icon,
       row.image, row.url, row.ttl, row.urgency, row.topic, row.audience, row.reserved, row.scheduled_at, JSON.stringify(row.actions),
+      row.throttle_per_minute,
     ],
   )
 }
 
 export async function findBroadcast(q: Queryable, projectId: string, id: string): Promise<BroadcastRecord | null> {
-  const result = await q.query<BroadcastRecord>(`SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT} FROM broadcasts b WHERE project_id = $1 AND id = $2`, [projectId, id])
+  const result = await q.query<BroadcastRecord>(`SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT} FROM broadcasts b WHERE project_id = $1 AND id = $2`, [projectId, id])
   return result.rows[0] ?? null
 }
 
@@ -115,7 +133,7 @@ export interface ListOptions {
 /** Newest first, keyset-paginated on id (ids are time-ordered). */
 export async function listBroadcasts(q: Queryable, projectId: string, options: ListOptions): Promise<BroadcastRecord[]> {
   const result = await q.query<BroadcastRecord>(
-    `SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT} FROM broadcasts b
+    `SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT} FROM broadcasts b
       WHERE project_id = $1
         AND ($2::text IS NULL OR id < $2)
         AND ($3::text IS NULL OR status = $3)

@@ -68,6 +68,8 @@ describe('GET /v1/broadcasts/:id', () => {
       },
       last_error: null,
       next_attempt_at: null,
+      throttle_per_minute: null,
+      expected_finish_at: null,
       failure_reason: null,
       scheduled_at: null,
       started_at: null,

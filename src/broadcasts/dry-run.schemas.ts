@@ -23,5 +23,9 @@ export const DryRunResponse = Type.Object({
   fetch: Type.Boolean({ description: 'true when the notification does not fit in one push: pushes carry a fetch: true stub and the service worker fetches the content.' }),
   declarative: Type.Boolean({ description: 'true when each push also carries the Declarative Web Push form (web_push: 8030), which Safari 18.4+ shows without a service worker; false when a click URL is a path and the project has no domain.' }),
   warnings: Type.Array(DryRunWarning),
+  throttle_per_minute: Type.Optional(Type.Integer({ description: 'The throttle_per_minute of the request, echoed; absent when not throttled.' })),
+  expected_duration_ms: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'With throttle_per_minute: how long the fan-out of the audience takes at that rate (audience × 60000 / rate).' }),
+  ),
 })
 export type DryRunResponse = Static<typeof DryRunResponse>

@@ -19,6 +19,11 @@ import { siteOrigin } from './click-link.ts'
 const DRY_RUN_KEY = Buffer.alloc(32)
 import { checkSend, type SendDeps } from './send.service.ts'
 
+/** How long a throttled fan-out of `audience` pushes takes: back-to-back slots of 60 s / rate per push. */
+export function throttledDurationMs(audience: number, perMinute: number): number {
+  return Math.ceil((audience * 60_000) / perMinute)
+}
+
 export interface DryRunOptions {
   /** The time the send is judged at (tests). Default now. */
   now?: number
@@ -57,7 +62,11 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
   // the same length whatever the key, so any key gives the exact size.
   const size = pushBodySize(content, { publicUrl: config.publicUrl, origin: siteOrigin(project.domain), key: DRY_RUN_KEY })
 
+  const throttled = body.throttle_per_minute === undefined
+    ? {}
+    : { throttle_per_minute: body.throttle_per_minute, expected_duration_ms: throttledDurationMs(checked.audience, body.throttle_per_minute) }
   return {
+    ...throttled,
     dry_run: true,
     audience: checked.audience,
     by_push_service: byPushService,

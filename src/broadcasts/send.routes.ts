@@ -4,6 +4,7 @@ import type { App } from '../platform/http/app-type.ts'
 import { bearerAuth } from '../projects/project-auth.ts'
 import { SendBody, SendHeaders, SendResponse } from './broadcasts.schemas.ts'
 import { sendBroadcast } from './send.service.ts'
+import { sendIdempotently } from './idempotent-send.ts'
 import { DryRunResponse } from './dry-run.schemas.ts'
 import { dryRunSend } from './dry-run.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
@@ -26,17 +27,33 @@ export function registerSendRoutes(app: App, ctx: AppContext): void {
         description:
           'Creates a broadcast and queues it for fan-out, at once or at scheduled_at (Plus plan or higher): 202. ' +
           'With "dry_run": true, checks the send exactly as a real one (same errors) and answers 200 with its audience, ' +
-          'the size of each push and warnings, creating, storing and counting nothing.',
+          'the size of each push and warnings, creating, storing and counting nothing. ' +
+          'With an Idempotency-Key header, a retry gets the first answer again (Idempotent-Replayed: true) instead of a second broadcast.',
         security: [{ apiKey: [] }],
         headers: SendHeaders,
         body: SendBody,
-        response: { 200: DryRunResponse, 202: SendResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+        response: {
+          200: DryRunResponse,
+          202: SendResponse,
+          400: ErrorBody,
+          401: ErrorBody,
+          403: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          422: ErrorBody,
+          429: ErrorBody,
+        },
       },
     },
     async (request, reply) => {
       if (request.body.dry_run) return reply.code(200).send(await dryRunSend(ctx, request.project, request.body))
-      const result = await sendBroadcast(ctx, request.project, request.body, { source: request.headers['x-herald-source'] ?? 'api' })
-      return reply.code(202).send(result)
+      const source = request.headers['x-herald-source'] ?? 'api'
+      const key = request.headers['idempotency-key']
+      // A dry run creates nothing, so there is nothing to replay: it ignores the key (docs/decisions.md "Idempotent sends").
+      if (key === undefined) return reply.code(202).send(await sendBroadcast(ctx, request.project, request.body, { source }))
+      const answer = await sendIdempotently(ctx, request.project, request.body, key, { source })
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      return reply.code(answer.status as 202).send(answer.body)
     },
   )
 }

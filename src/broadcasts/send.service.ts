@@ -66,6 +66,12 @@ export interface SendOptions {
   source?: BroadcastSource
   /** The time the send is judged at (tests). Default now. */
   now?: number
+  /**
+   * Runs first in the transaction that creates the broadcast, with the answer
+   * the send will give (idempotent-send.ts stores it there): it commits with
+   * the broadcast, and a throw rolls the whole send back.
+   */
+  recordIn?: (tx: Queryable, answer: SendResponse) => Promise<void>
 }
 
 /** A send that passed every check up to media (check order steps 1-8 of docs/decisions.md). */
@@ -139,7 +145,9 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   const image = notification.image !== undefined ? await resolveMedia(db, config, 'image', notification.image) : null
 
   const id = newId('bdc', now)
+  const answer: SendResponse = runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }
   await db.transaction(async (tx) => {
+    await options.recordIn?.(tx, answer)
     // Reserve before the insert: when the budget ran out since the check, the
     // throw rolls back the whole transaction and nothing is written.
     if (!runAt) await reservePushes(tx, project.id, cap, audience, fireAt)
@@ -162,10 +170,11 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       audience,
       reserved: runAt ? 0 : audience,
       scheduled_at: runAt,
+      throttle_per_minute: body.throttle_per_minute ?? null,
     })
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
   })
 
-  return runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }
+  return answer
 }

@@ -135,6 +135,34 @@ describe('herald/client', () => {
     expect([badTarget, badUrgency, noExternalId]).toHaveLength(3)
   })
 
+  it('send with idempotencyKey: a retry gets the first answer, another body 422; the header is in /openapi.json', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }>; responses: Record<string, unknown> }>>
+    }
+    const op = doc.paths['/v1/send'].post
+    expect(op.parameters?.some((p) => p.in === 'header' && p.name === 'idempotency-key')).toBe(true)
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['409', '422']))
+
+    const body = { target: { type: 'all' as const }, notification: { title: 'Once', body: 'Only once' } }
+    const first = await client.send(body, { idempotencyKey: 'client-key-1' })
+    expect(await client.send(body, { idempotencyKey: 'client-key-1' })).toEqual(first)
+    const reused = await client.send({ ...body, ttl: 60 }, { idempotencyKey: 'client-key-1' }).catch((e: unknown) => e)
+    expect(reused).toBeInstanceOf(HeraldApiError)
+    expect(reused).toMatchObject({ status: 422, code: 'idempotency_key_reused' })
+  })
+
+  it('throttle_per_minute: in /openapi.json (send body, dry run, broadcast view) and through the client', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).body
+    for (const field of ['throttle_per_minute', 'expected_finish_at', 'expected_duration_ms']) expect(doc).toContain(`"${field}"`)
+    const dry = await client.dryRun({ target: { type: 'all' }, notification: { title: 'Slow', body: 'Down' }, throttle_per_minute: 60 })
+    expect(dry).toMatchObject({ throttle_per_minute: 60, expected_duration_ms: expect.any(Number) })
+    const at = Date.now() + 3_600_000
+    const { broadcast_id } = await client.send({ target: { type: 'all' }, notification: { title: 'Slow', body: 'Down' }, throttle_per_minute: 60, scheduled_at: at })
+    const view = await client.broadcasts.get(broadcast_id)
+    expect(view.throttle_per_minute).toBe(60)
+    expect(view.expected_finish_at).toBe(at + view.audience * 1000)
+  })
+
   it('every route of ROUTES was called by the tests above', () => {
     for (const [name, [method, template]] of Object.entries(ROUTES)) {
       const pattern = new RegExp(`^${method} ${template.replace(/\{\w+\}/g, '[^/]+')}$`)

@@ -76,18 +76,29 @@ interface Call {
   params?: Record<string, string>
   query?: Record<string, string | number | undefined>
   body?: unknown
+  headers?: Record<string, string>
+}
+
+export interface SendOptions {
+  /**
+   * Sent as the Idempotency-Key header: retrying send() with the same key and
+   * body gives the first answer again instead of a second broadcast, for 24
+   * hours. 1-255 printable ASCII characters, e.g. crypto.randomUUID(), made
+   * once per broadcast you mean and kept across your retries.
+   */
+  idempotencyKey?: string
 }
 
 export function createHeraldClient(options: HeraldClientOptions) {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
   const fetchImpl = options.fetch ?? fetch
 
-  async function call<T>(route: RouteName, { params = {}, query = {}, body }: Call = {}): Promise<T> {
+  async function call<T>(route: RouteName, { params = {}, query = {}, body, headers: extra = {} }: Call = {}): Promise<T> {
     const [method, template] = ROUTES[route]
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]))
     const url = new URL(baseUrl + path)
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value))
-    const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}` }
+    const headers: Record<string, string> = { ...extra, authorization: `Bearer ${options.apiKey}` }
     if (body !== undefined) headers['content-type'] = 'application/json'
     const response = await fetchImpl(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
     const text = await response.text()
@@ -106,8 +117,16 @@ export function createHeraldClient(options: HeraldClientOptions) {
   }
 
   return {
-    /** POST /v1/send: a broadcast now, or at scheduled_at. */
-    send: (body: SendRequest & { dry_run?: false }) => call<SendResult>('send', { body }),
+    /**
+     * POST /v1/send: a broadcast now, or at scheduled_at. With idempotencyKey,
+     * a retry is answered as the first send was (409 idempotency_key_in_progress
+     * while it runs, 422 idempotency_key_reused for another body).
+     */
+    send: (body: SendRequest & { dry_run?: false }, sendOptions: SendOptions = {}) =>
+      call<SendResult>('send', {
+        body,
+        headers: sendOptions.idempotencyKey === undefined ? {} : { 'idempotency-key': sendOptions.idempotencyKey },
+      }),
     /** POST /v1/send with dry_run: true: the same checks and errors as send, nothing created or counted. */
     dryRun: (body: Omit<SendRequest, 'dry_run'>) => call<DryRunResult>('send', { body: { ...body, dry_run: true } }),
     groups: {

@@ -14,7 +14,11 @@
 // never FOR UPDATE (FOR NO KEY UPDATE, which the foreign key checks of events
 // inserted meanwhile do not conflict with), and push_usage last. The
 // broadcast row every batch of a broadcast updates is so taken at the end of
-// each transaction, and held until its commit only.
+// each transaction, and held until its commit only. One exception, for
+// throttled broadcasts only (throttle.ts): the transaction that fixes a slice
+// takes its slot on the broadcast row before it inserts the next slice's job,
+// whose run_at is the slot's end; an insert waits for nobody, and such a
+// broadcast has one batch a second, so the row is held one statement longer.
 //
 // Stopping (broadcast-state.ts stop) is a status change on the broadcast row.
 // Every job reads the status when it starts, and a batch reads it again just
@@ -34,11 +38,13 @@ import { activeRecipients, audienceSlice, countAudience, nextAudienceIds, type R
 import { effectiveLimits } from '../projects/plans.ts'
 import { findProjectById } from '../projects/projects.store.ts'
 import { tryReservePushes } from '../projects/push-usage.ts'
-import { recordBatch, type BatchOutcomes, type Failed, type PushServiceTally } from './batch-outcomes.ts'
+import { recordBatch, type BatchOutcomes, type PushServiceTally } from './batch-outcomes.ts'
 import { pushPlaintext } from '../broadcasts/push-payload.ts'
 import { clickLinkKey, siteOrigin } from '../broadcasts/click-link.ts'
-import { sendToRecipients, type Retry, type SenderDeps } from './send-batch.ts'
+import { sendToRecipients, type SenderDeps } from './send-batch.ts'
 import { logSendingFinished, logSendingStarted } from './broadcast-log.ts'
+import { batchSizeFor, withTtlFrom } from './throttle.ts'
+import { settleRetries } from './push-retries.ts'
 
 declare module '../platform/jobs/queue.ts' {
   /** Fan-out's job kinds (enqueued by a send, by the scheduler and by fan-out itself). */
@@ -50,7 +56,9 @@ declare module '../platform/jobs/queue.ts' {
     /**
      * Sends to the broadcast's audience with ids in (after, through]. `through`
      * is null until the job has fixed its slice (then it never changes, so a
-     * re-run after a crash sends the same slice again, and no other).
+     * re-run after a crash sends the same slice again, and no other). A
+     * throttled broadcast's batch takes its slot in the run that fixes its
+     * slice (throttle.ts); a re-run only sends.
      */
     push_batch: { broadcast_id: string; after: string | null; through: string | null }
     /**
@@ -59,7 +67,16 @@ declare module '../platform/jobs/queue.ts' {
      * broadcast's retrying counts took them; absent in jobs queued before
      * migration 0007, which those counts never took.
      */
-    push_retry: { broadcast_id: string; subscriber_ids: string[]; attempt: number; by_push_service?: PushServiceTally }
+    push_retry: {
+      broadcast_id: string
+      subscriber_ids: string[]
+      attempt: number
+      by_push_service?: PushServiceTally
+      /** Throttled broadcasts: when the pushes' TTL started (their batch's turn; throttle.ts withTtlFrom). */
+      ttl_from?: number
+      /** Throttled broadcasts: this retry took its slot already (a run that waited for it must not take another). */
+      slotted?: boolean
+    }
   }
 }
 
@@ -71,15 +88,6 @@ export interface FanoutDeps extends SenderDeps {
   publicUrl: string
   /** First retry delay after a 5xx or timeout; doubled per attempt, with jitter. */
   retryBaseMs: number
-}
-
-/** Retries of one push stop after this many attempts even within a long TTL. */
-const MAX_PUSH_ATTEMPTS = 12
-
-/** Delay before retry `attempt` (1-based): exponential with ±50% jitter, at least the push service's Retry-After. */
-export function pushRetryDelay(baseMs: number, attempt: number, retryAfterMs: number | null): number {
-  const backoff = Math.min(3_600_000, baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random())
-  return Math.round(Math.max(backoff, retryAfterMs ?? 0))
 }
 
 /** The push's bytes; its click links are signed with the project's key (broadcasts/click-link.ts). */
@@ -134,31 +142,6 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
   if (started) logSendingStarted(deps.log, started.broadcast, started.audience)
 }
 
-/** Turns retry answers into failures once the TTL or the attempts are spent, else into one retry job. */
-async function settleRetries(
-  deps: FanoutDeps,
-  broadcast: SendingBroadcast,
-  retries: Retry[],
-  attempt: number,
-): Promise<{ failed: Failed[]; retryJob: { ids: string[]; byPushService: PushServiceTally; delayMs: number } | null }> {
-  if (retries.length === 0) return { failed: [], retryJob: null }
-  const delayMs = pushRetryDelay(deps.retryBaseMs, attempt, Math.max(0, ...retries.map((r) => r.retryAfterMs ?? 0)))
-  const deadline = (broadcast.started_at?.getTime() ?? Date.now()) + broadcast.ttl * 1000
-  if (attempt >= MAX_PUSH_ATTEMPTS || Date.now() + delayMs > deadline) {
-    const failed = retries.map((r) => ({
-      subscriberId: r.recipient.id,
-      externalId: r.recipient.external_id,
-      pushService: r.recipient.push_service,
-      reason: 'unreachable' as const,
-      status: r.status,
-    }))
-    return { failed, retryJob: null }
-  }
-  const byPushService: PushServiceTally = {}
-  for (const r of retries) byPushService[r.recipient.push_service] = (byPushService[r.recipient.push_service] ?? 0) + 1
-  return { failed: [], retryJob: { ids: retries.map((r) => r.recipient.id), byPushService, delayMs } }
-}
-
 /**
  * Sends to recipients and records the outcome with the job's completion.
  * The pushes are out once sent, so recording them is retried while the
@@ -174,6 +157,7 @@ async function sendAndRecord(
   recipients: Recipient[],
   attempt: number,
   retried: BatchOutcomes['retried'],
+  ttlFrom?: number,
 ): Promise<void> {
   // The last look at the status before anything leaves: a stop that committed since the job started ends it here.
   const gate = await broadcastState.checkBeforeSend(deps.db, broadcast.id)
@@ -182,10 +166,11 @@ async function sendAndRecord(
     deps.log.info({ broadcast_id: broadcast.id, job_id: job.id, kind: job.kind, status: gate?.status ?? null }, 'batch not sent: the broadcast is no longer sending')
     return
   }
+  const timed = withTtlFrom(broadcast, ttlFrom)
   const sent = recipients.length > 0
-    ? await sendToRecipients(deps, broadcast, gate.project, plaintextOf(deps, broadcast, gate.project.vapid_private, gate.domain), recipients)
+    ? await sendToRecipients(deps, timed, gate.project, plaintextOf(deps, broadcast, gate.project.vapid_private, gate.domain), recipients)
     : { delivered: [], failed: [], retry: [], lastError: null }
-  const settled = await settleRetries(deps, broadcast, sent.retry, attempt)
+  const settled = await settleRetries(deps, timed, sent.retry, attempt)
   const outcomes: BatchOutcomes = {
     delivered: sent.delivered,
     failed: settled.failed.length > 0 ? [...sent.failed, ...settled.failed] : sent.failed,
@@ -206,6 +191,7 @@ async function sendAndRecord(
           subscriber_ids: settled.retryJob.ids,
           attempt: attempt + 1,
           by_push_service: settled.retryJob.byPushService,
+          ...(ttlFrom === undefined ? {} : { ttl_from: ttlFrom }),
         },
         { runAt: new Date(Date.now() + settled.retryJob.delayMs) },
       )
@@ -236,28 +222,34 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     return
   }
   let { after, through } = job.payload
+  const size = batchSizeFor(broadcast, deps.batchSize)
+  const perMinute = broadcast.throttle_per_minute
   if (through === null) {
     // First run of this job: take the next slice and pass the rest on, in one transaction.
-    const ids = await nextAudienceIds(deps.db, broadcast.project_id, broadcast.target, after, deps.batchSize)
+    const ids = await nextAudienceIds(deps.db, broadcast.project_id, broadcast.target, after, size)
     through = ids.at(-1) ?? null
-    const last = ids.length < deps.batchSize
-    const finished = await deps.db.transaction(async (tx) => {
+    const last = ids.length < size
+    const { finished, slot } = await deps.db.transaction(async (tx) => {
       if (through === null) await job.completeIn(tx)
       else await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through })
+      // Throttled: this slice's slot, whose end is when the next slice is due.
+      const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, ids.length, perMinute, ids.length) : null
       if (last) {
         await broadcastState.markPlanningDone(tx, broadcast.id)
       } else {
-        await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: through, through: null })
+        await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: through, through: null }, slot ? { runAt: new Date(slot.until) } : {})
         await broadcastState.addPendingBatch(tx, broadcast.id)
       }
       // Nothing left to send: this job ends here, and the broadcast with it if it was the last.
-      return through === null && recordBatch(tx, broadcast, { delivered: [], failed: [] }, -1)
+      return { finished: through === null && (await recordBatch(tx, broadcast, { delivered: [], failed: [] }, -1)), slot }
     })
     if (finished) await logSendingFinished(deps.db, deps.log, broadcast)
     if (through === null) return
+    // Retries took the slots up to a later time: the slice is fixed, and sent when its slot comes (no attempt spent).
+    if (slot && slot.at > slot.now) throw new RetryLater(slot.at - slot.now, 'waiting for its throttle slot')
   }
   const recipients = await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through)
-  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined)
+  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null ? undefined : Date.now())
 }
 
 /** push_retry: sends again to those whose last push asked to retry. */
@@ -277,9 +269,18 @@ async function pushRetry(deps: FanoutDeps, job: Job<'push_retry'>): Promise<void
     }
   })
   if (pauses.length > 0 && pauses.every((ms) => ms > 0)) throw new RetryLater(Math.min(...pauses), 'push service asked to slow down')
+  // Throttled: retries count against the rate too. The slot is taken once (marked in the payload first, the job's row before the broadcast's).
+  const perMinute = broadcast.throttle_per_minute
+  if (perMinute !== null && !job.payload.slotted && recipients.length > 0) {
+    const slot = await deps.db.transaction(async (tx) => {
+      await job.savePayloadIn(tx, { ...job.payload, slotted: true })
+      return broadcastState.takeThrottleSlot(tx, broadcast.id, recipients.length, perMinute, 0)
+    })
+    if (slot.at > slot.now) throw new RetryLater(slot.at - slot.now, 'waiting for its throttle slot')
+  }
   // The pushes this job carried leave retrying; those whose subscriber left meanwhile leave the audience too.
   const retried = { byPushService: job.payload.by_push_service ?? {}, left: job.payload.subscriber_ids.length - recipients.length }
-  await sendAndRecord(deps, job, broadcast, recipients, job.payload.attempt, retried)
+  await sendAndRecord(deps, job, broadcast, recipients, job.payload.attempt, retried, job.payload.ttl_from)
 }
 
 export function fanoutHandlers(deps: FanoutDeps): JobHandlers {
