@@ -23,6 +23,9 @@ export const TAGS_MAX = 50
 export const TAG_KEY_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
 export const TAG_STRING_MAX = 256
 
+/** ?tag= of the list: a key, then optionally a colon and the value as text (colons allowed in it). */
+export const TAG_FILTER_PATTERN = `^[A-Za-z0-9_-]{1,64}(:[\\s\\S]{0,${TAG_STRING_MAX}})?$`
+
 export type TagValue = string | number | boolean
 /**
  * One type list rather than an anyOf, so that a wrong value gives one issue
@@ -110,6 +113,16 @@ export const PAGE_LIMIT_MAX = 100
 export const ListSubscribersQuery = Type.Object({
   status: Type.Optional(SubscriberStatus),
   external_id: Type.Optional(ExternalId),
+  external_id_contains: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: EXTERNAL_ID_MAX,
+    pattern: EXTERNAL_ID_PATTERN,
+    description: 'Only subscribers whose external_id contains this, ignoring case (a search; external_id is the exact match).',
+  })),
+  tag: Type.Optional(Type.String({
+    pattern: TAG_FILTER_PATTERN,
+    description: 'key:value: only subscribers whose tag `key` has this value, compared as text (age:10 finds 10 and "10", vip:true finds true and "true"). A bare key: those that have the tag.',
+  })),
   group_id: Type.Optional(Type.String({ maxLength: 64, description: 'Only members of this group.' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT })),
   cursor: Type.Optional(Type.String({ pattern: '^sub_[0-9a-z]{26}$', description: 'next_cursor of the previous page.' })),

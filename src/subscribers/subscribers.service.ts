@@ -20,6 +20,12 @@ function toSubscriber(row: store.SubscriberWithGroups): Subscriber {
   }
 }
 
+/** "key:value" (the value may hold colons) or a bare "key"; the schema checked the form. */
+function parseTagFilter(text: string): { key: string; value?: string } {
+  const colon = text.indexOf(':')
+  return colon < 0 ? { key: text } : { key: text.slice(0, colon), value: text.slice(colon + 1) }
+}
+
 function notFound(id: string): AppError {
   return new AppError('subscriber_not_found', `No subscriber ${id} in this project.`)
 }
@@ -34,6 +40,8 @@ export async function listSubscribers(
     store.listSubscribers(db, projectId, {
       status: query.status,
       externalId: query.external_id,
+      externalIdContains: query.external_id_contains,
+      tag: query.tag === undefined ? undefined : parseTagFilter(query.tag),
       groupId: query.group_id,
       before: query.cursor,
       limit: n,

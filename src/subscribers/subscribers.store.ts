@@ -141,6 +141,10 @@ export async function findSubscriber(q: Queryable, projectId: string, id: string
 export interface SubscriberFilter {
   status?: SubscriberStatus
   externalId?: string
+  /** A case-insensitive substring of external_id. */
+  externalIdContains?: string
+  /** A tag the subscriber has, and the value it holds as text when given. */
+  tag?: { key: string; value?: string }
   groupId?: string
   /** Only ids below this one (the previous page's last id). */
   before?: string
@@ -158,6 +162,20 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
   if (filter.externalId) {
     params.push(filter.externalId)
     where.push(`s.external_id = $${params.length}`)
+  }
+  if (filter.externalIdContains) {
+    // The schema allows only A-Z a-z 0-9 _ -, but _ is a LIKE wildcard: escaped, as any other would be.
+    params.push(`%${filter.externalIdContains.replace(/[\\%_]/g, '\\$&')}%`)
+    where.push(`s.external_id ILIKE $${params.length}`)
+  }
+  if (filter.tag) {
+    // `?` first so the GIN index on tags (migration 0011) narrows the rows; ->> is the value as text.
+    params.push(filter.tag.key)
+    where.push(`s.tags ? $${params.length}`)
+    if (filter.tag.value !== undefined) {
+      params.push(filter.tag.value)
+      where.push(`s.tags ->> $${params.length - 1} = $${params.length}`)
+    }
   }
   if (filter.groupId) {
     params.push(filter.groupId)
