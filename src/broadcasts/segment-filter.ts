@@ -52,7 +52,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 function isTagValue(value: unknown): value is TagValue {
   if (typeof value === 'string') return value.length <= TAG_STRING_MAX
-  return typeof value === 'number' || typeof value === 'boolean'
+  return Number.isFinite(value) || typeof value === 'boolean'
 }
 
 class Checker {
@@ -143,8 +143,9 @@ class Checker {
         }
       } else if (op === 'exists') {
         if (typeof operand !== 'boolean') this.fail(at, 'must be a boolean')
-      } else if (typeof operand !== 'number') {
-        this.fail(at, 'must be a number (gt, gte, lt and lte compare numbers only)')
+      } else if (!Number.isFinite(operand)) {
+        // Infinity comes from a JSON number past double range (1e400).
+        this.fail(at, 'must be a finite number (gt, gte, lt and lte compare numbers only)')
       }
     }
   }

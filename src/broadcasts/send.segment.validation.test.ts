@@ -70,6 +70,19 @@ describe('invalid segment filters', () => {
     expect(await paths(filter)).toContain(path)
   })
 
+  it('a number past double range (Infinity once parsed) is refused, not compared', async () => {
+    for (const leaf of ['{"tag":"x","gt":1e400}', '{"tag":"x","eq":-1e400}', '{"tag":"x","in":[1,1e400]}']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/send',
+        headers: { ...p.auth, 'content-type': 'application/json' },
+        payload: `{"target":{"type":"segment","filter":${leaf}},"notification":{"title":"T","body":"B"}}`,
+      })
+      expect(res.statusCode, leaf).toBe(400)
+      expect(res.json().error.issues[0].path).toMatch(/^target\.filter\.(gt|eq|in\.1)$/)
+    }
+  })
+
   it('the filter itself must be an object, and present', async () => {
     for (const target of [{ type: 'segment' }, { type: 'segment', filter: 'plan=pro' }, { type: 'segment', filter: {}, extra: 1 }]) {
       const res = await send(t, p, sendBody({ target }))

@@ -77,6 +77,14 @@ describe('tags at subscribe', () => {
     for (const key of ['', 'k'.repeat(65), 'has space', 'dot.ted', 'ünï', 'a:b']) expectIssue(await post({ [key]: 1 }), 'tags')
     expectIssue(await post({ s: 'v'.repeat(257) }), 'tags.s')
     for (const value of [null, [1], { nested: 1 }]) expectIssue(await post({ x: value }), 'tags.x')
+    // Past double range: JSON.parse makes Infinity, which must not become a silent null.
+    const huge = await t.app.inject({
+      method: 'POST',
+      url: `/v1/subscribe?project=${p.id}`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(subscription({ tags: { placeholder: 0 } })).replace('"placeholder":0', '"x":1e400'),
+    })
+    expectIssue(huge, 'tags.x')
     expectIssue(await post(['a']), 'tags')
     expectIssue(await post('plan:pro'), 'tags')
   })

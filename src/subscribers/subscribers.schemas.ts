@@ -32,7 +32,14 @@ export type TagValue = string | number | boolean
  * ("must be string,number,boolean") instead of three failed alternatives;
  * maxLength only applies to strings.
  */
-export const TagValue = Type.Unsafe<TagValue>({ type: ['string', 'number', 'boolean'], maxLength: TAG_STRING_MAX })
+export const TagValue = Type.Unsafe<TagValue>({
+  type: ['string', 'number', 'boolean'],
+  maxLength: TAG_STRING_MAX,
+  // A JSON number past double range (1e400) parses to Infinity, which Ajv
+  // takes for a number and JSON.stringify turns into null: refused here.
+  minimum: -Number.MAX_VALUE,
+  maximum: Number.MAX_VALUE,
+})
 
 function tagsSchema<V extends Parameters<typeof Type.Record>[1]>(value: V, description: string) {
   return Type.Record(Type.String({ pattern: TAG_KEY_PATTERN }), value, { maxProperties: TAGS_MAX, additionalProperties: false, description })
@@ -150,7 +157,7 @@ export type EraseByEndpointBody = Static<typeof EraseByEndpointBody>
 export const TagsPatchBody = Type.Object({
   tags: tagsSchema(
     Type.Union([TagValue, Type.Null()]),
-    'The tags. With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out).',
+    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out).',
   ),
   merge: Type.Optional(Type.Boolean({ default: false, description: 'true: merge into the stored tags. Default false: replace them.' })),
 }, { additionalProperties: false })
