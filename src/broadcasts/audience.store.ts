@@ -3,6 +3,7 @@
 import type { Queryable } from '../platform/db/database.ts'
 import type { Target } from './broadcasts.schemas.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
+import { segmentCondition } from './segment-sql.ts'
 
 /** A broadcast's target, as the send schema defines it (one type, not a copy). */
 export type AudienceTarget = Target
@@ -20,6 +21,10 @@ export function audienceCondition(projectId: string, target: AudienceTarget): { 
         sql: `${base} AND EXISTS (SELECT 1 FROM group_members m WHERE m.group_id = $2 AND m.subscriber_id = s.id)`,
         params: [projectId, target.group_id],
       }
+    case 'segment': {
+      const params: unknown[] = [projectId]
+      return { sql: `${base} AND ${segmentCondition(target.filter, params)}`, params }
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 // types below come from these schemas.
 import { Type, type Static } from 'typebox'
 import { PushService } from '../subscribers/subscribers.schemas.ts'
+import type { SegmentFilter } from './segment-filter.ts'
 
 const EXTERNAL_ID = '^[A-Za-z0-9_-]+$'
 const TOPIC = '^[A-Za-z0-9_-]+$'
@@ -55,8 +56,29 @@ export const GroupTarget = Type.Object(
   { additionalProperties: false },
 )
 
+/**
+ * The schema only asks for an object: segment-filter.ts checks the grammar
+ * and names the wrong field (a recursive schema would report every
+ * alternative failing at every level). Returned as stored.
+ */
+const SegmentFilterSchema = Type.Unsafe<SegmentFilter>({
+  type: 'object',
+  additionalProperties: true,
+  description:
+    'An expression tree (docs/segments.md). Nodes: { and: [...] }, { or: [...] }, { not: {...} }. Leaves: ' +
+    '{ tag: "age", gt: 10 } with one of eq, ne, in (array), exists (boolean), or one or more of gt, gte, lt, lte (numbers only); ' +
+    '{ group_id: "grp_…" }; { external_id: "alice" } or { external_id: { exists: true } }; ' +
+    '{ created_at: { gte: <Unix ms> } } and the same for last_seen_at (gt, gte, lt, lte); { push_service: "fcm" }. ' +
+    'Values are typed (10 is not "10"); ne matches a tag present with another value; not is the complement among active subscribers. ' +
+    'At most 8 levels deep, 100 leaves, 100 values in an in list.',
+})
+export const SegmentTarget = Type.Object(
+  { type: Type.Literal('segment'), filter: SegmentFilterSchema },
+  { additionalProperties: false },
+)
+
 /** The target as stored and returned. */
-export const Target = Type.Union([AllTarget, UserTarget, GroupTarget])
+export const Target = Type.Union([AllTarget, UserTarget, GroupTarget, SegmentTarget])
 export type Target = Static<typeof Target>
 
 /**
@@ -69,9 +91,9 @@ const TargetInput = Type.Unsafe<Target>({
   required: ['type'],
   // Repeats the tags so an unknown type reads "target.type: must be equal to
   // one of the allowed values" before Ajv's discriminator message.
-  properties: { type: { type: 'string', enum: ['all', 'user', 'group'] } },
+  properties: { type: { type: 'string', enum: ['all', 'user', 'group', 'segment'] } },
   discriminator: { propertyName: 'type' },
-  oneOf: [AllTarget, UserTarget, GroupTarget],
+  oneOf: [AllTarget, UserTarget, GroupTarget, SegmentTarget],
 })
 
 export const SendBody = Type.Object(

@@ -11,7 +11,8 @@ import { howToLift, planAtLeast } from '../projects/plans.ts'
 import { resolveMedia, type MediaKind } from '../media/media.service.ts'
 import { DEFAULT_TTL, type BroadcastSource, type NotificationAction, type SendBody, type SendResponse } from './broadcasts.schemas.ts'
 import { insertBroadcast } from './broadcasts.store.ts'
-import { groupExists } from '../groups/groups.store.ts'
+import { groupExists, projectGroupIds } from '../groups/groups.store.ts'
+import { checkSegmentFilter } from './segment-filter.ts'
 import { countAudience } from './audience.store.ts'
 import { checkPushBudget, reservePushes } from './push-budget.ts'
 
@@ -94,6 +95,19 @@ export interface CheckedSend {
  * real send and its dry run (dry-run.ts), so both refuse the same bodies with
  * the same errors. Writes nothing.
  */
+/**
+ * A segment's group leaves must name groups of the project, as the group
+ * target's must (404 group_not_found): a typo under `not` would otherwise
+ * widen the audience to everyone, silently.
+ */
+async function checkSegmentGroups(q: Queryable, projectId: string, groups: Array<{ id: string; path: string }>): Promise<void> {
+  if (groups.length === 0) return
+  const wellFormed = groups.filter((g) => isId('grp', g.id)).map((g) => g.id)
+  const known = new Set(wellFormed.length > 0 ? await projectGroupIds(q, projectId, wellFormed) : [])
+  const missing = groups.find((g) => !known.has(g.id))
+  if (missing) throw new AppError('group_not_found', `${missing.path}: no group ${missing.id} in this project.`)
+}
+
 export async function checkSend(q: Queryable, project: AuthedProject, body: SendBody, now: number): Promise<CheckedSend> {
   const notification = body.notification
   const url = notification.url ?? '/'
@@ -120,6 +134,7 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Send
   if (target.type === 'group' && !(isId('grp', target.group_id) && (await groupExists(q, project.id, target.group_id)))) {
     throw new AppError('group_not_found', `No group ${target.group_id} in this project.`)
   }
+  if (target.type === 'segment') await checkSegmentGroups(q, project.id, checkSegmentFilter(target.filter).groups)
 
   const cap = project.effectiveLimits.monthly_pushes
   const audience = await countAudience(q, project.id, target)

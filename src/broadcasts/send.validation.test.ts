@@ -106,8 +106,8 @@ describe('POST /v1/send validation', () => {
   })
 
   it('an unknown target type says which types exist', async () => {
-    const res = await send(t, p, sendBody({ target: { type: 'segment' } }))
-    expect(res.json().error.message).toBe('target.type: must be one of: all, user, group')
+    const res = await send(t, p, sendBody({ target: { type: 'tag' } }))
+    expect(res.json().error.message).toBe('target.type: must be one of: all, user, group, segment')
     const urgency = await send(t, p, sendBody({ urgency: 'now' }))
     expect(urgency.json().error.message).toBe('urgency: must be one of: very-low, low, normal, high')
   })

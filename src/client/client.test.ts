@@ -114,6 +114,21 @@ describe('herald/client', () => {
     expect((await client.subscribers.list()).subscribers.filter((s) => [a, b, c, d].includes(s.id))).toEqual([])
   })
 
+  it('tags and segments: setTags, setTagsByExternalId, list by tag, a segment send', async () => {
+    const a = await subscribe(t, project, { external_id: 'fay', tags: { plan: 'free' } })
+    const b = await subscribe(t, project, { external_id: 'fay' })
+    expect((await client.subscribers.setTags(a, { tags: { age: 30 }, merge: true })).tags).toEqual({ plan: 'free', age: 30 })
+    expect(await client.subscribers.setTagsByExternalId('fay', { tags: { plan: 'pro' }, merge: true })).toBe(2)
+    expect((await client.subscribers.list({ tag: 'plan:pro', external_id_contains: 'FA' })).subscribers.map((s) => s.id).sort()).toEqual([a, b].sort())
+    const filter = { and: [{ tag: 'plan', eq: 'pro' }, { tag: 'age', gte: 30 }] }
+    expect(await client.dryRun({ target: { type: 'segment', filter }, notification: { title: 'Hi', body: 'There' } })).toMatchObject({ audience: 1 })
+    const { broadcast_id: id } = await client.send({ target: { type: 'segment', filter }, notification: { title: 'Hi', body: 'There' } })
+    expect((await client.broadcasts.get(id)).target).toEqual({ type: 'segment', filter })
+    // @ts-expect-error gt compares numbers only: the type says so too
+    await expect(client.send({ target: { type: 'segment', filter: { tag: 'age', gt: '30' } }, notification: { title: 'Hi', body: 'There' } }))
+      .rejects.toMatchObject({ status: 400, code: 'invalid_request', details: { issues: [expect.objectContaining({ path: 'target.filter.gt' })] } })
+  })
+
   it('errors are HeraldApiError with status, code and the extra fields', async () => {
     const unknown = await client.groups.update('grp_00000000000000000000000000', { name: 'x' }).catch((e: unknown) => e)
     expect(unknown).toBeInstanceOf(HeraldApiError)

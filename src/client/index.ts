@@ -7,7 +7,8 @@ import type { Static } from 'typebox'
 import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, NotificationAction, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
 import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
-import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList } from '../subscribers/subscribers.schemas.ts'
+import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
+import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -24,6 +25,8 @@ export type ListBroadcastsOptions = Partial<ListBroadcastsQuery>
 export type { Subscriber }
 export type SubscriberPage = Static<typeof SubscriberList>
 export type ListSubscribersOptions = Partial<ListSubscribersQuery>
+export type SetTagsRequest = TagsPatchBody
+export type { SegmentFilter }
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -43,6 +46,8 @@ export const ROUTES = {
   eraseSubscriber: ['DELETE', '/v1/subscribers/{sid}'],
   eraseSubscriberByEndpoint: ['DELETE', '/v1/subscribers/by-endpoint'],
   eraseSubscribersByExternalId: ['DELETE', '/v1/subscribers/by-external-id/{external_id}'],
+  setSubscriberTags: ['PATCH', '/v1/subscribers/{sid}'],
+  setUserTags: ['PATCH', '/v1/subscribers/by-external-id/{external_id}'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -154,6 +159,11 @@ export function createHeraldClient(options: HeraldClientOptions) {
       eraseByEndpoint: async (endpoint: string) => (await call<Static<typeof Deleted>>('eraseSubscriberByEndpoint', { body: { endpoint } })).deleted,
       eraseByExternalId: async (externalId: string) =>
         (await call<Static<typeof Deleted>>('eraseSubscribersByExternalId', { params: { external_id: externalId } })).deleted,
+      /** Replaces the subscriber's tags, or merges them with `merge: true` (null removes a key); resolves to the updated subscriber. */
+      setTags: (sid: string, body: SetTagsRequest) => call<Subscriber>('setSubscriberTags', { params: { sid }, body }),
+      /** The same for every device of one user; resolves to how many were updated (404 subscriber_not_found when none). */
+      setTagsByExternalId: async (externalId: string, body: SetTagsRequest) =>
+        (await call<Static<typeof Updated>>('setUserTags', { params: { external_id: externalId }, body })).updated,
     },
   }
 }

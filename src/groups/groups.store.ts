@@ -39,6 +39,12 @@ export async function groupExists(q: Queryable, projectId: string, groupId: stri
   return result.rows.length > 0
 }
 
+/** Those of `groupIds` that are groups of the project (a segment's group leaves). */
+export async function projectGroupIds(q: Queryable, projectId: string, groupIds: string[]): Promise<string[]> {
+  const result = await q.query<{ id: string }>('SELECT id FROM groups WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, groupIds])
+  return result.rows.map((row) => row.id)
+}
+
 /**
  * Serialises group creation in one project until the transaction ends, so
  * two creates cannot both pass the cap check. FOR NO KEY UPDATE, unlike FOR

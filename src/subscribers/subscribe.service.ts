@@ -8,8 +8,9 @@ import { howToLift, nextPlan } from '../projects/plans.ts'
 import type { AuthedProject } from '../projects/project-auth.ts'
 import { checkPushEndpoint } from '../platform/outbound/url-policy.ts'
 import { joinGroups } from '../groups/groups.store.ts'
-import type { SubscribeBody, UnsubscribeBody } from './subscribers.schemas.ts'
+import { TAGS_MAX, type SubscribeBody, type UnsubscribeBody } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
+import { tooManyTags } from './subscribers.service.ts'
 
 /**
  * Stores the subscription and returns its id: a new row, or the project's
@@ -36,14 +37,17 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
         throw new AppError('subscriber_limit_reached', `The project is at its plan's cap of ${cap} subscribers. ${howToLift(project.id, { limit: 'subscribers', plan: nextPlan(project.plan) })}`, { limit: cap })
       }
     }
-    const id = await store.upsertSubscriber(tx, {
+    const { id, tagCount } = await store.upsertSubscriber(tx, {
       id: newId('sub'),
       project_id: project.id,
       endpoint: body.endpoint,
       p256dh: body.keys.p256dh,
       auth: body.keys.auth,
       external_id: body.external_id,
+      tags: body.tags,
     })
+    // Only a repeat can pass the cap (the schema bounds what is sent); the throw rolls the upsert back.
+    if (tagCount > TAGS_MAX) throw tooManyTags(tagCount)
     if (groupIds.length > 0) await joinGroups(tx, project.id, id, groupIds)
     return id
   })

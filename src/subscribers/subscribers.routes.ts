@@ -1,4 +1,4 @@
-// The /v1/subscribers resource (decisions.md §3): list, read and erase.
+// The /v1/subscribers resource (decisions.md §3): list, read, tag (issue 12) and erase.
 // Bearer auth. Erasure is a hard delete; memberships and event rows cascade.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
@@ -13,6 +13,8 @@ import {
   SubscriberCounts,
   SubscriberList,
   SubscriberParams,
+  TagsPatchBody,
+  Updated,
 } from './subscribers.schemas.ts'
 import * as service from './subscribers.service.ts'
 import * as store from './subscribers.store.ts'
@@ -51,6 +53,32 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
     onRequest: bearerAuth(ctx, 'subscribers:read'),
     schema: { tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
   }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid))
+
+  app.patch('/v1/subscribers/:sid', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: "Set a subscriber's tags",
+      description: 'Replaces its tags, or with merge: true sets the keys given (null removes one) and keeps the others. 400 when the result would hold more than 50 keys. Answers the updated subscriber.',
+      params: SubscriberParams,
+      body: TagsPatchBody,
+      response: { 200: Subscriber, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => service.patchTags(ctx.db, request.project.id, request.params.sid, request.body))
+
+  app.patch('/v1/subscribers/by-external-id/:external_id', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Set the tags of every subscriber (device) of one user',
+      description: 'As PATCH /v1/subscribers/{sid}, for every subscriber with this external_id whatever its status, all or none. 404 subscriber_not_found when there is none.',
+      params: ExternalIdParams,
+      body: TagsPatchBody,
+      response: { 200: Updated, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => ({ updated: await service.patchTagsByExternalId(ctx.db, request.project.id, request.params.external_id, request.body) }))
 
   // Static paths before /:sid: find-my-way prefers them, so "by-endpoint" is never read as an id.
   app.delete('/v1/subscribers/by-endpoint', {

@@ -18,6 +18,40 @@ export const ExternalId = Type.String({
   description: 'The customer’s own user id: A-Z a-z 0-9 _ - only.',
 })
 
+/** Issue 12: at most 50 tags a subscriber, keys 1-64 of A-Z a-z 0-9 _ -, strings at most 256 characters. */
+export const TAGS_MAX = 50
+export const TAG_KEY_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
+export const TAG_STRING_MAX = 256
+
+/** ?tag= of the list: a key, then optionally a colon and the value as text (colons allowed in it). */
+export const TAG_FILTER_PATTERN = `^[A-Za-z0-9_-]{1,64}(:[\\s\\S]{0,${TAG_STRING_MAX}})?$`
+
+export type TagValue = string | number | boolean
+/**
+ * One type list rather than an anyOf, so that a wrong value gives one issue
+ * ("must be string,number,boolean") instead of three failed alternatives;
+ * maxLength only applies to strings.
+ */
+export const TagValue = Type.Unsafe<TagValue>({
+  type: ['string', 'number', 'boolean'],
+  maxLength: TAG_STRING_MAX,
+  // A JSON number past double range (1e400) parses to Infinity, which Ajv
+  // takes for a number and JSON.stringify turns into null: refused here.
+  minimum: -Number.MAX_VALUE,
+  maximum: Number.MAX_VALUE,
+})
+
+function tagsSchema<V extends Parameters<typeof Type.Record>[1]>(value: V, description: string) {
+  return Type.Record(Type.String({ pattern: TAG_KEY_PATTERN }), value, { maxProperties: TAGS_MAX, additionalProperties: false, description })
+}
+
+/** Tags as given at subscribe and stored on the subscriber. */
+export const Tags = tagsSchema(
+  TagValue,
+  'Up to 50 keys (1-64 of A-Z a-z 0-9 _ -), each a string (at most 256 characters), a number or a boolean. Typed: 10 and "10" are different values.',
+)
+export type Tags = Static<typeof Tags>
+
 /** The push service of a subscription, from its endpoint's host (migration 0006): apple is web.push.apple.com, wns Microsoft's. */
 export const PUSH_SERVICES = ['fcm', 'mozilla', 'apple', 'wns', 'other'] as const
 export const PushService = Type.Union([
@@ -54,6 +88,10 @@ export const SubscribeBody = Type.Object({
     maxItems: GROUP_IDS_MAX,
     description: 'Groups to join. Unknown ids and ids of other projects are silently dropped.',
   })),
+  tags: Type.Optional(tagsSchema(
+    TagValue,
+    'Tags to set (see Subscriber.tags). On a repeat subscribe they are merged into the stored ones (the keys given win, the others stay), so a page never wipes tags the server set. 400 when the result would hold more than 50 keys.',
+  )),
 })
 export type SubscribeBody = Static<typeof SubscribeBody>
 
@@ -69,8 +107,9 @@ export const Subscriber = Type.Object({
   status: SubscriberStatus,
   push_service: PushService,
   group_ids: Type.Array(Type.String()),
+  tags: Tags,
   created_at: Type.Integer({ description: 'Unix ms' }),
-  last_seen_at: Type.Integer({ description: 'Unix ms' }),
+  last_seen_at: Type.Integer({ description: 'Unix ms: the last subscribe from this browser (the first, or a repeat that refreshed it).' }),
 })
 export type Subscriber = Static<typeof Subscriber>
 
@@ -81,6 +120,16 @@ export const PAGE_LIMIT_MAX = 100
 export const ListSubscribersQuery = Type.Object({
   status: Type.Optional(SubscriberStatus),
   external_id: Type.Optional(ExternalId),
+  external_id_contains: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: EXTERNAL_ID_MAX,
+    pattern: EXTERNAL_ID_PATTERN,
+    description: 'Only subscribers whose external_id contains this, ignoring case (a search; external_id is the exact match).',
+  })),
+  tag: Type.Optional(Type.String({
+    pattern: TAG_FILTER_PATTERN,
+    description: 'key:value: only subscribers whose tag `key` has this value, compared as text (age:10 finds 10 and "10", vip:true finds true and "true"). A bare key: those that have the tag.',
+  })),
   group_id: Type.Optional(Type.String({ maxLength: 64, description: 'Only members of this group.' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT })),
   cursor: Type.Optional(Type.String({ pattern: '^sub_[0-9a-z]{26}$', description: 'next_cursor of the previous page.' })),
@@ -103,6 +152,18 @@ export const SubscriberParams = Type.Object({ sid: Type.String({ description: 'A
 export const ExternalIdParams = Type.Object({ external_id: ExternalId })
 export const EraseByEndpointBody = Type.Object({ endpoint: Type.String({ minLength: 1, maxLength: ENDPOINT_MAX }) })
 export type EraseByEndpointBody = Static<typeof EraseByEndpointBody>
+
+/** PATCH bodies: null removes a key (merge), or is left out (replace). */
+export const TagsPatchBody = Type.Object({
+  tags: tagsSchema(
+    Type.Union([TagValue, Type.Null()]),
+    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out).',
+  ),
+  merge: Type.Optional(Type.Boolean({ default: false, description: 'true: merge into the stored tags. Default false: replace them.' })),
+}, { additionalProperties: false })
+export type TagsPatchBody = Static<typeof TagsPatchBody>
+
+export const Updated = Type.Object({ updated: Type.Integer({ description: 'Subscribers (devices) whose tags were set.' }) })
 
 export const CreatedId = Type.Object({ id: Type.String() })
 export const Deleted = Type.Object({ deleted: Type.Integer() })

@@ -1,7 +1,7 @@
 // SQL for subscribers. Every query names the project: a subscriber of
 // another project is simply not found.
 import type { Queryable } from '../platform/db/database.ts'
-import type { PushService, SubscriberStatus } from './subscribers.schemas.ts'
+import type { PushService, SubscriberStatus, Tags } from './subscribers.schemas.ts'
 
 export interface SubscriberRow {
   id: string
@@ -12,13 +12,14 @@ export interface SubscriberRow {
   external_id: string | null
   status: SubscriberStatus
   push_service: PushService
+  tags: Tags
   created_at: Date
   last_seen_at: Date
 }
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.created_at, s.last_seen_at'
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.created_at, s.last_seen_at'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -61,27 +62,64 @@ export interface UpsertSubscriber {
   auth: string
   /** undefined keeps the stored external_id on a repeat; null clears it. */
   external_id: string | null | undefined
+  /** Set on a new row; merged into the stored tags on a repeat (undefined keeps them). */
+  tags: Tags | undefined
 }
+
+/** How many keys a tags column holds, in RETURNING (where `tags` is the new value). */
+const TAG_COUNT = '(SELECT count(*)::int FROM jsonb_object_keys(tags))'
 
 /**
  * Inserts the subscription, or, when the project already has that endpoint,
  * refreshes it: new keys, last_seen_at now, status active again (keeping its
  * id). One statement, so concurrent identical subscribes make one row.
  */
-export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Promise<string> {
-  const result = await q.query<{ id: string }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id)
-     VALUES ($1, $2, $3, $4, $5, $6)
+export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Promise<{ id: string; tagCount: number }> {
+  const result = await q.query<{ id: string; tag_count: number }>(
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags)
+     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb))
      ON CONFLICT (project_id, endpoint) DO UPDATE SET
        p256dh = EXCLUDED.p256dh,
        auth = EXCLUDED.auth,
        external_id = CASE WHEN $7::boolean THEN EXCLUDED.external_id ELSE subscribers.external_id END,
+       tags = subscribers.tags || COALESCE($8::jsonb, '{}'::jsonb),
        status = 'active',
        last_seen_at = now()
-     RETURNING id`,
-    [row.id, row.project_id, row.endpoint, row.p256dh, row.auth, row.external_id ?? null, row.external_id !== undefined],
+     RETURNING id, ${TAG_COUNT} AS tag_count`,
+    [
+      row.id, row.project_id, row.endpoint, row.p256dh, row.auth, row.external_id ?? null, row.external_id !== undefined,
+      row.tags === undefined ? null : JSON.stringify(row.tags),
+    ],
   )
-  return result.rows[0].id
+  return { id: result.rows[0].id, tagCount: result.rows[0].tag_count }
+}
+
+/** Whose tags setTags changes: one subscriber, or every device of one user (whatever their status). */
+export type TagsOwner = { id: string } | { externalId: string }
+
+/**
+ * Replaces or merges the tags of the project's subscribers `owner` names;
+ * null values remove a key (jsonb_strip_nulls: stored tags are flat and never
+ * hold null). Rows are locked in id order first, the order fan-out's
+ * expiries lock them in, so a user's many devices cannot deadlock with it.
+ * Returns each row changed with how many keys it now holds; the caller
+ * refuses (and rolls back) past the cap.
+ */
+export async function setTags(
+  q: Queryable,
+  projectId: string,
+  owner: TagsOwner,
+  tags: Record<string, unknown>,
+  merge: boolean,
+): Promise<Array<{ id: string; tag_count: number }>> {
+  const match = 'id' in owner ? 'id = $2' : 'external_id = $2'
+  const result = await q.query<{ id: string; tag_count: number }>(
+    `UPDATE subscribers SET tags = jsonb_strip_nulls(CASE WHEN $4::boolean THEN tags || $3::jsonb ELSE $3::jsonb END)
+      WHERE id IN (SELECT id FROM subscribers WHERE project_id = $1 AND ${match} ORDER BY id FOR NO KEY UPDATE)
+      RETURNING id, ${TAG_COUNT} AS tag_count`,
+    [projectId, 'id' in owner ? owner.id : owner.externalId, JSON.stringify(tags), merge],
+  )
+  return result.rows
 }
 
 /** Soft unsubscribe: an active row becomes unsubscribed; anything else is left as it is. */
@@ -103,6 +141,10 @@ export async function findSubscriber(q: Queryable, projectId: string, id: string
 export interface SubscriberFilter {
   status?: SubscriberStatus
   externalId?: string
+  /** A case-insensitive substring of external_id. */
+  externalIdContains?: string
+  /** A tag the subscriber has, and the value it holds as text when given. */
+  tag?: { key: string; value?: string }
   groupId?: string
   /** Only ids below this one (the previous page's last id). */
   before?: string
@@ -120,6 +162,20 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
   if (filter.externalId) {
     params.push(filter.externalId)
     where.push(`s.external_id = $${params.length}`)
+  }
+  if (filter.externalIdContains) {
+    // The schema allows only A-Z a-z 0-9 _ -, but _ is a LIKE wildcard: escaped, as any other would be.
+    params.push(`%${filter.externalIdContains.replace(/[\\%_]/g, '\\$&')}%`)
+    where.push(`s.external_id ILIKE $${params.length}`)
+  }
+  if (filter.tag) {
+    // `?` first so the GIN index on tags (migration 0011) narrows the rows; ->> is the value as text.
+    params.push(filter.tag.key)
+    where.push(`s.tags ? $${params.length}`)
+    if (filter.tag.value !== undefined) {
+      params.push(filter.tag.value)
+      where.push(`s.tags ->> $${params.length - 1} = $${params.length}`)
+    }
   }
   if (filter.groupId) {
     params.push(filter.groupId)

@@ -48,7 +48,7 @@ function expectNotFound(res: { statusCode: number; json(): any }) {
 }
 
 describe('GET /v1/subscribers/:sid', () => {
-  it('answers { id, endpoint, external_id, status, push_service, group_ids, created_at, last_seen_at }', async () => {
+  it('answers { id, endpoint, external_id, status, push_service, group_ids, tags, created_at, last_seen_at }', async () => {
     const p = await t.project()
     const g1 = await newGroup(p, 'one')
     const g2 = await newGroup(p, 'two')
@@ -65,6 +65,7 @@ describe('GET /v1/subscribers/:sid', () => {
       status: 'active',
       push_service: 'fcm',
       group_ids: [g1, g2].sort(),
+      tags: {},
       created_at: expect.any(Number),
       last_seen_at: expect.any(Number),
     })

@@ -156,7 +156,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
 
     // Five browsers of the local push service join it, as the SDK's subscribe({ groupIds }) does.
     members = []
-    for (let i = 0; i < 5; i++) members.push(await subscribeBrowser(herald.t, project, push, { group_ids: [groupId], external_id: `customer-${i}` }))
+    for (let i = 0; i < 5; i++) members.push(await subscribeBrowser(herald.t, project, push, { group_ids: [groupId], external_id: `customer-${i}`, tags: { seats: i, plan: 'pro' } }))
     await page.reload()
     await page.getByRole('heading', { name: 'Groups', level: 1 }).waitFor()
     expect(await page.locator(`tr[data-group-id="${groupId}"] td.num`).textContent()).toBe('5')
@@ -301,9 +301,18 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await page.getByLabel('External id').fill('customer-3')
     await page.getByRole('button', { name: 'Filter' }).click()
     const target = members[3]
+    const onlyTarget = () => page.locator('tr[data-subscriber-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-subscriber-id')))
     // The unsubscribed filter before also left one row: wait for this filter's row, not a count.
-    await expect.poll(() => page.locator('tr[data-subscriber-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-subscriber-id')))).toEqual([target.id])
+    await expect.poll(onlyTarget).toEqual([target.id])
+    // A part of the external id searches; a tag filters by value.
+    await page.getByLabel('External id').fill('MER-')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await expect.poll(() => page.locator('tr[data-subscriber-id]').count()).toBe(5)
     await page.getByLabel('External id').fill('')
+    await page.getByLabel('Tag').fill('seats:3')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await expect.poll(onlyTarget).toEqual([target.id])
+    await page.getByLabel('Tag').fill('')
     await page.getByRole('button', { name: 'Filter' }).click()
     await expect.poll(() => page.locator('tr[data-subscriber-id]').count()).toBe(7)
     await screenshot(page, 'subscribers')
@@ -312,6 +321,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Subscriber', level: 1 }).waitFor()
     expect(await page.locator('#subscriber-groups').textContent()).toContain('VIP customers')
     expect(await page.locator('.details').textContent()).toContain('customer-3')
+    expect(await page.locator('#subscriber-tags li').allTextContents()).toEqual(['plan: "pro"', 'seats: 3'])
     await screenshot(page, 'subscriber')
     await page.getByRole('button', { name: 'Erase subscriber' }).click()
     await page.getByRole('button', { name: 'Yes, erase subscriber' }).click()

@@ -136,6 +136,38 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
     }
   })
 
+  it('subscribes with tags: stored typed, merged on a repeat, and a segment send reaches it', async () => {
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/', { grant: true, subscriptions: [subscription] })
+    try {
+      const ids = await page.evaluate(async (projectId) => {
+        window.Herald.init({ project: projectId })
+        const first = await window.Herald.subscribe({ tags: { plan: 'pro', age: 10, vip: true } })
+        return [first, await window.Herald.subscribe({ tags: { age: 11, lang: 'fr' } })]
+      }, project.id)
+      expect(ids[1]).toBe(ids[0])
+      expect((await api('GET', `/v1/subscribers/${ids[0]}`)).body.tags).toEqual({ plan: 'pro', age: 11, vip: true, lang: 'fr' })
+
+      const bad = await page.evaluate(async () => {
+        try {
+          await window.Herald.subscribe({ tags: { 'not a key': 1 } })
+          return null
+        } catch (error) {
+          return (error as { code?: string }).code
+        }
+      })
+      expect(bad).toBe('invalid_request')
+
+      const filter = { and: [{ tag: 'age', gt: 10 }, { tag: 'vip', eq: true }] }
+      const sent = await api('POST', '/v1/send', { target: { type: 'segment', filter }, notification: { title: 'Tagged', body: 'For you' } })
+      expect(sent.status).toBe(202)
+      const received = await eventually(async () => push.receivedFor(subscription.endpoint), (pushes) => pushes.length > 0)
+      expect(received[0].payload).toMatchObject({ broadcast_id: sent.body.broadcast_id, title: 'Tagged' })
+    } finally {
+      await context.close()
+    }
+  })
+
   it('throws clear errors: permission refused, unknown project, not initialised', async () => {
     const { context, page } = await openPage('/', { grant: false })
     try {

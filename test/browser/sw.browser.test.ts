@@ -394,7 +394,7 @@ self.addEventListener('push', (event) => {
     await page.evaluate(installFakePushManager, [first])
     const firstId = await page.evaluate(({ projectId, groupId }) => {
       window.Herald.init({ project: projectId })
-      return window.Herald.subscribe({ externalId: 'user_9', groupIds: [groupId] })
+      return window.Herald.subscribe({ externalId: 'user_9', groupIds: [groupId], tags: { plan: 'pro' } })
     }, { projectId: project.id, groupId: group.body.id })
 
     const worker = await serviceWorker()
@@ -416,11 +416,12 @@ self.addEventListener('push', (event) => {
       return pending.length
     }, old)
     const devices = async () => {
-      const list = (await api('GET', '/v1/subscribers?external_id=user_9')).body.subscribers as { id: string; endpoint: string; status: string; group_ids: string[] }[]
-      return Object.fromEntries(list.map((s) => [s.endpoint, { status: s.status, group_ids: s.group_ids }]))
+      const list = (await api('GET', '/v1/subscribers?external_id=user_9')).body.subscribers as { id: string; endpoint: string; status: string; group_ids: string[]; tags: object }[]
+      return Object.fromEntries(list.map((s) => [s.endpoint, { status: s.status, group_ids: s.group_ids, tags: s.tags }]))
     }
-    const active = { status: 'active', group_ids: [group.body.id] }
-    const gone = { status: 'unsubscribed', group_ids: [group.body.id] }
+    // The renewed subscriber keeps the groups and tags the page gave.
+    const active = { status: 'active', group_ids: [group.body.id], tags: { plan: 'pro' } }
+    const gone = { status: 'unsubscribed', group_ids: [group.body.id], tags: { plan: 'pro' } }
 
     expect(await change({ endpoint: first.endpoint, key: project.vapidPublic })).toBe(1)
     expect(await eventually(devices, (d) => d[first.endpoint]?.status === 'unsubscribed' && d[second.endpoint] !== undefined))

@@ -75,6 +75,20 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'GET', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
   { method: 'DELETE', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
   {
+    method: 'PATCH',
+    path: '/v1/subscribers/:sid',
+    url: (ids) => `/v1/subscribers/${ids.subscriber}`,
+    body: () => ({ tags: { swept: true }, merge: true }),
+    foreign: notFound('subscriber_not_found'),
+  },
+  {
+    method: 'PATCH',
+    path: '/v1/subscribers/by-external-id/:external_id',
+    url: (ids) => `/v1/subscribers/by-external-id/${ids.externalId}`,
+    body: () => ({ tags: { swept: true }, merge: true }),
+    foreign: notFound('subscriber_not_found'),
+  },
+  {
     method: 'DELETE',
     path: '/v1/subscribers/by-endpoint',
     url: () => '/v1/subscribers/by-endpoint',

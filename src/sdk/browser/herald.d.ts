@@ -16,6 +16,12 @@ export interface HeraldSubscribeOptions {
   externalId?: string | null
   /** Groups to join (at most 50); unknown ids are dropped by Herald. */
   groupIds?: string[]
+  /**
+   * Tags for segments: at most 50 keys (1-64 of A-Z a-z 0-9 _ -), each a string
+   * (at most 256 characters), a number or a boolean. A repeat subscribe merges
+   * them into those Herald has (the keys given win, the others stay).
+   */
+  tags?: Record<string, string | number | boolean>
 }
 
 /**

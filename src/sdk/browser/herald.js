@@ -179,7 +179,14 @@
           var body = { endpoint: json.endpoint, keys: json.keys }
           if (options.externalId !== undefined) body.external_id = options.externalId
           if (options.groupIds !== undefined) body.group_ids = options.groupIds
-          return api('POST', '/v1/subscribe', body).then(function (created) {
+          if (options.tags !== undefined) body.tags = options.tags
+          return Promise.all([api('POST', '/v1/subscribe', body), loadState()]).then(function (done) {
+            var created = done[0]
+            var previous = done[1]
+            // Herald merges a repeat's tags into the stored ones; the record
+            // the service worker re-subscribes with (pushsubscriptionchange)
+            // does the same, so a renewed subscription keeps them.
+            var tags = Object.assign({}, previous && previous.endpoint === json.endpoint ? previous.tags : {}, body.tags)
             return saveState({
               project: config.project,
               base_url: BASE_URL,
@@ -188,6 +195,7 @@
               subscriber_id: created.id,
               external_id: body.external_id === undefined ? null : body.external_id,
               group_ids: body.group_ids || [],
+              tags: tags,
             }).then(function () { return created.id })
           })
         })

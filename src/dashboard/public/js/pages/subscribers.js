@@ -1,6 +1,6 @@
 // Subscribers: the list with the filters GET /v1/subscribers offers (status,
-// external id, group), pages by cursor; a subscriber's detail with its groups;
-// erasure.
+// a search in external ids, a tag, group), pages by cursor; a subscriber's
+// detail with its tags and groups; erasure.
 import { del, get, post, query } from '../api.js'
 import { append, field, formatTime, h, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, statusBadge, table } from '../ui.js'
@@ -20,13 +20,15 @@ async function renderList(view, session, flash) {
   const status = h('select', { name: 'status' },
     h('option', { value: '' }, 'Any status'),
     ['active', 'unsubscribed', 'expired'].map((s) => h('option', { value: s, selected: filter.status === s }, s)))
-  const externalId = h('input', { name: 'external_id', value: filter.external_id ?? '', maxlength: '256', pattern: '[A-Za-z0-9_\\-]+', autocomplete: 'off' })
+  const externalId = h('input', { name: 'external_id_contains', value: filter.external_id_contains ?? '', maxlength: '256', pattern: '[A-Za-z0-9_\\-]+', autocomplete: 'off' })
+  const tag = h('input', { name: 'tag', value: filter.tag ?? '', maxlength: '321', pattern: '[A-Za-z0-9_\\-]{1,64}(:.*)?', autocomplete: 'off', placeholder: 'plan:pro' })
   const group = h('select', { name: 'group_id' },
     h('option', { value: '' }, 'Any group'),
     groups.map((g) => h('option', { value: g.id, selected: filter.group_id === g.id }, g.name)))
   const form = h('form', { class: 'card filters', id: 'subscriber-filters', role: 'search' },
     field('Status', status),
-    field('External id', externalId, 'Your own user id, as given at subscribe.'),
+    field('External id', externalId, 'Your own user id, as given at subscribe, or a part of it.'),
+    field('Tag', tag, 'key:value (the value as text), or a key alone for those that have it.'),
     field('Group', group),
     h('div', { class: 'field' }, h('button', { type: 'submit' }, 'Filter')),
   )
@@ -36,7 +38,7 @@ async function renderList(view, session, flash) {
   let page = 0
 
   async function load() {
-    const current = { status: status.value, external_id: externalId.value.trim(), group_id: group.value }
+    const current = { status: status.value, external_id_contains: externalId.value.trim(), tag: tag.value.trim(), group_id: group.value }
     session.subscriberFilter = current
     const data = await get(`/v1/subscribers${query({ ...current, limit: 25, cursor: cursors[page] })}`)
     cursors[page + 1] = data.next_cursor
@@ -115,6 +117,7 @@ async function renderDetail(view, session, id, flash) {
         row('Id', h('span', { class: 'mono' }, subscriber.id)),
         row('Status', statusBadge(subscriber.status)),
         row('External id', subscriber.external_id ?? '—'),
+        row('Tags', tagList(subscriber.tags)),
         row('Push endpoint', h('span', { class: 'mono break' }, subscriber.endpoint)),
         row('Subscribed', formatTime(subscriber.created_at)),
         row('Last seen', formatTime(subscriber.last_seen_at)),
@@ -134,4 +137,12 @@ async function renderDetail(view, session, id, flash) {
       }),
     ),
   )
+}
+
+/** Each tag as key: value, the value in JSON so that 10 and "10", true and "true" read apart. */
+function tagList(tags) {
+  const entries = Object.entries(tags ?? {}).sort(([a], [b]) => a.localeCompare(b))
+  if (entries.length === 0) return h('span', { class: 'muted' }, 'None')
+  return h('ul', { class: 'tags', id: 'subscriber-tags' },
+    entries.map(([key, value]) => h('li', {}, h('span', { class: 'mono' }, key), ': ', h('span', { class: 'mono' }, JSON.stringify(value)))))
 }
