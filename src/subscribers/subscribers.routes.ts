@@ -55,7 +55,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid))
 
   app.patch('/v1/subscribers/:sid', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'subscribers:tags'),
     schema: {
       tags,
       security,
@@ -68,7 +68,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   }, async (request) => service.patchTags(ctx.db, request.project.id, request.params.sid, request.body))
 
   app.patch('/v1/subscribers/by-external-id/:external_id', {
-    onRequest,
+    onRequest: bearerAuth(ctx, 'subscribers:tags'),
     schema: {
       tags,
       security,
