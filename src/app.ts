@@ -15,6 +15,8 @@ import { RequestLog } from './platform/http/request-log.ts'
 import { AppError } from './platform/errors.ts'
 import { registerAdminRoutes } from './projects/admin.routes.ts'
 import { registerMeRoutes } from './projects/me.routes.ts'
+import { registerSessionRoutes } from './accounts/session.routes.ts'
+import { registerMembersRoutes } from './accounts/members.routes.ts'
 import { registerGroupsRoutes } from './groups/groups.routes.ts'
 import { registerSubscribeRoutes } from './subscribers/subscribe.routes.ts'
 import { registerSubscribersRoutes } from './subscribers/subscribers.routes.ts'
@@ -86,7 +88,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
         version: '1.0.0',
         // Rendered as Markdown by /docs: a bare <API key> would be read as an
         // HTML tag and dropped ("Bearer ;"), so literal text goes in code spans.
-        description: 'Self-hosted web push notifications. Bearer routes take `Authorization: Bearer <API key>`; browser routes take `?project=prj_x`.',
+        description: 'Self-hosted web push notifications. Bearer routes take `Authorization: Bearer <API key>`, or a member\'s session cookie (POST /v1/session) with `X-CSRF-Token` on requests that change something and `X-Herald-Project` to pick the project; browser routes take `?project=prj_x`.',
       },
       servers: [{ url: ctx.config.publicUrl }],
       components: {
@@ -94,6 +96,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
           apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'hk_live_…', description: 'A project API key, `hk_live_…`' },
           project: { type: 'apiKey', in: 'query', name: 'project', description: 'The project id, prj_…' },
           adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token, `HERALD_ADMIN_TOKEN`' },
+          session: { type: 'apiKey', in: 'cookie', name: 'herald_session', description: 'A member\'s session (POST /v1/session); requests that change something also send `X-CSRF-Token`' },
         },
       },
     },
@@ -118,6 +121,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerMetricsRoute(app, ctx)
   registerAdminRoutes(app, ctx)
   registerMeRoutes(app, ctx)
+  registerSessionRoutes(app, ctx)
+  registerMembersRoutes(app, ctx)
   registerGroupsRoutes(app, ctx)
   registerSubscribeRoutes(app, ctx)
   registerSubscribersRoutes(app, ctx)

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from './support/app.ts'
-import { ADMIN_ROUTES, BEARER_ROUTES, BROWSER_ROUTES, routeName, type RouteCase, type RouteIds } from './support/routes.ts'
+import { ADMIN_ROUTES, BEARER_ROUTES, BROWSER_ROUTES, MEMBER_ROUTES, SESSION_ROUTES, routeName, type RouteCase, type RouteIds } from './support/routes.ts'
 import { subscription } from '../src/subscribers/subscribers.fixtures.ts'
 import { clickLinkKey, clickToken } from '../src/broadcasts/click-link.ts'
 
@@ -111,8 +111,8 @@ const registeredUnder = (prefix: string) =>
   [...new Set(registered.filter((r) => r.path.startsWith(prefix) && r.method !== 'HEAD' && r.method !== 'OPTIONS').map(routeKey))].sort()
 
 describe('the route tables cover the app', () => {
-  it('every /v1 route is either a bearer route in the table or a browser route', () => {
-    expect(registeredUnder('/v1/')).toEqual([...listed(BEARER_ROUTES), ...listed(BROWSER_ROUTES)].sort())
+  it('every /v1 route is a bearer route, a member route, a session route or a browser route in the tables', () => {
+    expect(registeredUnder('/v1/')).toEqual([...listed(BEARER_ROUTES), ...listed(MEMBER_ROUTES), ...listed(SESSION_ROUTES), ...listed(BROWSER_ROUTES)].sort())
   })
 
   it('every /admin route and /metrics is in the operator table', () => {
@@ -163,6 +163,19 @@ describe('bearer routes: authentication', () => {
 
   it('nothing of A\'s changed', async () => {
     expect(await snapshot(a.id)).toEqual(before)
+  })
+})
+
+describe('member routes: people are managed by owners\' sessions only', () => {
+  it.each(MEMBER_ROUTES.map((route) => [routeName(route), route] as const))('%s: a bad key → 401, A\'s own key → 403 insufficient_scope', async (_name, route) => {
+    for (const [label, headers] of BAD_AUTH) {
+      const res = await request(route, aIds, headers())
+      expect(res.statusCode, label).toBe(401)
+      expect(res.json().error.code, label).toBe('invalid_api_key')
+    }
+    const res = await request(route, { ...aIds, member: 'usr_x', invite: 'inv_x' }, a.auth)
+    expect(res.statusCode).toBe(403)
+    expect(res.json().error.code).toBe('insufficient_scope')
   })
 })
 

@@ -74,6 +74,11 @@ export const DEFAULT_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000
 /** Opening a connection (TCP, TLS, authentication) fails after this, so a cut-off server is retried instead of waited on. */
 export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 5_000
 
+/** A dashboard session ends after this long without a request (HERALD_SESSION_IDLE_MINUTES): a forgotten tab does not stay signed in. */
+export const DEFAULT_SESSION_IDLE_MINUTES = 12 * 60
+/** A dashboard session ends this long after sign-in whatever its use (HERALD_SESSION_MAX_DAYS): a stolen cookie is not good for ever. */
+export const DEFAULT_SESSION_MAX_DAYS = 14
+
 export type Role = 'api' | 'worker' | 'all'
 
 /** pretty: one readable line per event (pino-pretty); json: one JSON object per line (pino's own), for log collectors. */
@@ -121,6 +126,9 @@ export interface Config {
   dbLockTimeoutMs: number
   dbIdleInTransactionTimeoutMs: number
   dbConnectTimeoutMs: number
+  /** Dashboard sessions: idle and absolute lifetimes, in ms. */
+  sessionIdleMs: number
+  sessionMaxMs: number
 }
 
 export class ConfigError extends Error {}
@@ -223,5 +231,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     dbLockTimeoutMs: int(env, 'HERALD_DB_LOCK_TIMEOUT_MS', DEFAULT_DB_LOCK_TIMEOUT_MS, 100, 86_400_000),
     dbIdleInTransactionTimeoutMs: int(env, 'HERALD_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', DEFAULT_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, 100, 86_400_000),
     dbConnectTimeoutMs: int(env, 'HERALD_DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS, 100, 600_000),
+    sessionIdleMs: int(env, 'HERALD_SESSION_IDLE_MINUTES', DEFAULT_SESSION_IDLE_MINUTES, 1, 30 * 24 * 60) * 60_000,
+    sessionMaxMs: int(env, 'HERALD_SESSION_MAX_DAYS', DEFAULT_SESSION_MAX_DAYS, 1, 365) * 86_400_000,
   }
 }

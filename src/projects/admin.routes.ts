@@ -31,6 +31,8 @@ import {
   updateProjectSettings,
 } from './admin.service.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
+import { CreatedInvite, InviteBody } from '../accounts/accounts.schemas.ts'
+import { createInvite } from '../accounts/invites.service.ts'
 
 const tags = ['admin']
 const security = [{ adminToken: [] }]
@@ -107,5 +109,22 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       await revokeProjectApiKey(db, request.params.id, request.params.key_id)
       return { ok: true as const }
     },
+  )
+
+  app.post(
+    '/admin/v1/projects/:id/members',
+    {
+      onRequest,
+      schema: {
+        tags,
+        security,
+        summary: 'Invite a member (the first owner): answers a one-time invite link, valid 72 hours',
+        params: ProjectParams,
+        body: InviteBody,
+        response: { 201: CreatedInvite, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await createInvite(db, config, { projectId: request.params.id, email: request.body.email, role: request.body.role, invitedBy: null })),
   )
 }

@@ -9,6 +9,8 @@ import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { validationIssues } from '../platform/http/errors.ts'
 import { validatorCompiler } from '../platform/http/validation.ts'
+import { InviteBody } from '../accounts/accounts.schemas.ts'
+import { createInvite } from '../accounts/invites.service.ts'
 import {
   CreateApiKeyBody,
   CreateProjectBody,
@@ -36,6 +38,9 @@ export const PROJECT_COMMANDS_HELP = `
   herald keys create PROJECT_ID [--name NAME]
   herald keys list PROJECT_ID
   herald keys revoke PROJECT_ID KEY_ID
+  herald users create --email EMAIL --project PROJECT_ID --role owner|admin|editor|viewer
+                         prints an invite link (valid 72 hours, one use) that
+                         sets the person's password and makes them a member
 
   Each prints JSON, the same as the /admin/v1 API. Exit 0 on success, 1 when
   the operation fails (error JSON on stderr), 2 on bad arguments.
@@ -140,6 +145,14 @@ async function keys(db: Database, sub: string | undefined, args: string[]): Prom
   }
 }
 
+async function users(db: Database, config: Config, sub: string | undefined, args: string[]): Promise<unknown> {
+  if (sub !== 'create') throw new UsageError(`unknown command "users ${sub ?? ''}"; expected create`)
+  const { values } = parse(args, { email: { type: 'string' }, project: { type: 'string' }, role: { type: 'string' } }, [])
+  for (const name of ['email', 'project', 'role']) if (values[name] === undefined) throw new UsageError(`--${name} is required`)
+  const body = check<InviteBody>(InviteBody, { email: values.email, role: values.role })
+  return createInvite(db, config, { projectId: values.project as string, email: body.email, role: body.role, invitedBy: null })
+}
+
 /** node:util parseArgs throws a TypeError with an ERR_PARSE_ARGS_* code for unknown or malformed options. */
 function isParseArgsError(err: unknown): err is Error {
   const code = (err as { code?: unknown } | null)?.code
@@ -148,10 +161,12 @@ function isParseArgsError(err: unknown): err is Error {
 
 /** Runs a project/keys command; returns the exit code, or null when the command is not one of these. */
 export async function runProjectCommand(db: Database, config: Config, command: string, args: string[]): Promise<number | null> {
-  if (command !== 'projects' && command !== 'keys') return null
+  if (command !== 'projects' && command !== 'keys' && command !== 'users') return null
   const [sub, ...rest] = args
   try {
-    const result = command === 'projects' ? await projects(db, config, sub, rest) : await keys(db, sub, rest)
+    const result = command === 'projects'
+      ? await projects(db, config, sub, rest)
+      : command === 'keys' ? await keys(db, sub, rest) : await users(db, config, sub, rest)
     console.log(JSON.stringify(result, null, 2))
     return 0
   } catch (err) {

@@ -8,6 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../platform/context.ts'
 import { AppError } from '../platform/errors.ts'
 import { bearerToken } from '../platform/http/auth.ts'
+import { authenticateSession, hasSessionCookie } from '../accounts/session-auth.ts'
+import { roleIn } from '../accounts/sessions.store.ts'
 import { enforceRateLimit } from '../platform/http/request-limit.ts'
 import { allows, refusalCode, type Actor, type Permission } from './access.ts'
 import { lookupPrefix, secretMatches } from './api-keys.ts'
@@ -51,19 +53,45 @@ async function projectFromApiKey(ctx: AppContext, request: FastifyRequest): Prom
   return { project: found.project, actor: { type: 'key', id: found.key.id, scope: 'full' } }
 }
 
+/** The header a signed-in user names the project with; without it, the session's current project. */
+export const PROJECT_HEADER = 'x-herald-project'
+
 /**
- * Bearer routes: Authorization: Bearer <API key>, acting with `permission`.
- * Refused with 401 before anything else, then counted against the rate limit,
- * then 403 when the actor does not hold the permission.
+ * A member's session: the project named by X-Herald-Project, or the
+ * session's current one, acting with the user's role there. A project the
+ * user is not a member of is 404 project_not_found, exactly like one that
+ * does not exist, so a session cannot probe which project ids exist.
  */
-export function bearerAuth(ctx: AppContext, permission: Permission) {
-  return async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { project, actor } = await projectFromApiKey(ctx, request)
+async function projectFromSession(ctx: AppContext, request: FastifyRequest): Promise<{ project: ProjectRow; actor: Actor }> {
+  const session = await authenticateSession(ctx.db, ctx.config, request)
+  const header = request.headers[PROJECT_HEADER]
+  const projectId = typeof header === 'string' && header !== '' ? header : session.project_id
+  const role = projectId ? await roleIn(ctx.db, session.user_id, projectId) : null
+  const project = role && projectId ? await findProjectById(ctx.db, projectId) : null
+  if (!role || !project) throw new AppError('project_not_found')
+  return { project, actor: { type: 'user', id: session.user_id, role } }
+}
+
+/** bearerAuth's hook, carrying the permission it checks (the role matrix test reads it from the route table). */
+export type BearerHook = ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) & { permission: Permission }
+
+/**
+ * Bearer routes: Authorization: Bearer <API key>, or (without an
+ * Authorization header) a session cookie, acting with `permission`. Refused
+ * with 401 before anything else, then counted against the rate limit, then
+ * 403 when the actor does not hold the permission. A request that changes
+ * something with a session cookie also needs its CSRF token; a key needs none.
+ */
+export function bearerAuth(ctx: AppContext, permission: Permission): BearerHook {
+  const hook = async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const useSession = request.headers.authorization === undefined && hasSessionCookie(request)
+    const { project, actor } = useSession ? await projectFromSession(ctx, request) : await projectFromApiKey(ctx, request)
     request.project = authed(project)
     request.actor = actor
     if (!(await enforceProjectRateLimit(ctx, request, reply))) throw new AppError('rate_limited')
     if (!allows(actor, permission)) throw new AppError(refusalCode(actor))
   }
+  return Object.assign(hook, { permission })
 }
 
 function projectIdFrom(request: FastifyRequest, allowHeader: boolean): string | null {

@@ -17,6 +17,9 @@ export interface RouteIds {
   pendingBroadcast?: string
   webhook: string
   apiKeyId: string
+  /** A member's user id (usr_…) and an open invite's id (inv_…), for the member routes. */
+  member?: string
+  invite?: string
 }
 
 export interface RouteCase {
@@ -117,6 +120,35 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'POST', path: '/v1/webhooks/:id/rotate-secret', url: (ids) => `/v1/webhooks/${ids.webhook}/rotate-secret`, foreign: notFound('webhook_not_found') },
 ]
 
+/**
+ * Bearer routes that need members:manage, which only an owner's session holds
+ * (an API key of any scope gets 403 insufficient_scope): the project's people.
+ */
+export const MEMBER_ROUTES: BearerRouteCase[] = [
+  { method: 'GET', path: '/v1/members', url: () => '/v1/members', foreign: { status: 200 } },
+  {
+    method: 'POST',
+    path: '/v1/members/invites',
+    url: () => '/v1/members/invites',
+    body: () => ({ email: `sweep-${Math.random().toString(36).slice(2)}@example.com`, role: 'viewer' }),
+    foreign: { status: 201 },
+  },
+  { method: 'DELETE', path: '/v1/members/invites/:id', url: (ids) => `/v1/members/invites/${ids.invite}`, foreign: notFound('invite_not_found') },
+  { method: 'PATCH', path: '/v1/members/:user_id', url: (ids) => `/v1/members/${ids.member}`, body: () => ({ role: 'editor' }), foreign: notFound('member_not_found') },
+  { method: 'DELETE', path: '/v1/members/:user_id', url: (ids) => `/v1/members/${ids.member}`, foreign: notFound('member_not_found') },
+]
+
+/** Signing in and out, and the invite page: no API key, no project (the cookie, or nothing). */
+export const SESSION_ROUTES: RouteCase[] = [
+  { method: 'POST', path: '/v1/session', url: () => '/v1/session', body: () => ({ email: 'nobody@example.com', password: 'not the password' }) },
+  { method: 'GET', path: '/v1/session', url: () => '/v1/session' },
+  { method: 'PATCH', path: '/v1/session', url: () => '/v1/session', body: (ids) => ({ project: ids.project }) },
+  { method: 'DELETE', path: '/v1/session', url: () => '/v1/session' },
+  { method: 'DELETE', path: '/v1/sessions', url: () => '/v1/sessions' },
+  { method: 'POST', path: '/v1/invites/inspect', url: () => '/v1/invites/inspect', body: () => ({ token: 'x'.repeat(43) }) },
+  { method: 'POST', path: '/v1/invites/accept', url: () => '/v1/invites/accept', body: () => ({ token: 'x'.repeat(43), password: 'long enough password' }) },
+]
+
 /** Called from the customer's site: authenticated by ?project= alone, and answering CORS. */
 export const BROWSER_ROUTES: RouteCase[] = [
   {
@@ -140,6 +172,12 @@ export const ADMIN_ROUTES: RouteCase[] = [
   { method: 'PATCH', path: '/admin/v1/projects/:id', url: (ids) => `/admin/v1/projects/${ids.project}`, body: () => ({ plan: 'max' }) },
   { method: 'GET', path: '/admin/v1/projects/:id/api-keys', url: (ids) => `/admin/v1/projects/${ids.project}/api-keys` },
   { method: 'POST', path: '/admin/v1/projects/:id/api-keys', url: (ids) => `/admin/v1/projects/${ids.project}/api-keys`, body: () => ({ name: 'sweep' }) },
+  {
+    method: 'POST',
+    path: '/admin/v1/projects/:id/members',
+    url: (ids) => `/admin/v1/projects/${ids.project}/members`,
+    body: () => ({ email: `owner-${Math.random().toString(36).slice(2)}@example.com`, role: 'owner' }),
+  },
   {
     method: 'DELETE',
     path: '/admin/v1/projects/:id/api-keys/:key_id',

@@ -1,9 +1,18 @@
-// Herald's /v1 routes, same-origin, with the project's API key as a bearer
-// token. The key lives in sessionStorage (gone when the tab closes) and in
-// memory; it is never put in a URL.
+// Herald's /v1 routes, same-origin: with a member's session (the HttpOnly
+// cookie, which the browser sends by itself, and the CSRF token Herald gave at
+// sign-in on every request that changes something), or with the project's API
+// key as a bearer token. The key lives in sessionStorage (gone when the tab
+// closes) and in memory; it is never put in a URL. The CSRF token lives in
+// memory only: after a reload GET /v1/session gives it again.
 
 const STORAGE_KEY = 'herald.apiKey'
 let apiKey = null
+let csrfToken = null
+
+/** Session mode: requests carry the cookie and, when they change something, this token. */
+export function setCsrfToken(token) {
+  csrfToken = token
+}
 
 export function loadKey() {
   try {
@@ -25,6 +34,7 @@ export function setKey(key) {
 
 export function clearKey() {
   apiKey = null
+  csrfToken = null
   try {
     sessionStorage.removeItem(STORAGE_KEY)
   } catch {
@@ -53,7 +63,8 @@ export function whenUnauthorized(handler) {
  * Herald's own message, or a plain-words one when Herald could not be reached.
  */
 export async function api(method, path, body, { key = apiKey, headers = {} } = {}) {
-  const init = { method, headers: { Accept: 'application/json', Authorization: `Bearer ${key}`, ...headers }, cache: 'no-store' }
+  const auth = key ? { Authorization: `Bearer ${key}` } : csrfToken && method !== 'GET' ? { 'X-CSRF-Token': csrfToken } : {}
+  const init = { method, headers: { Accept: 'application/json', ...auth, ...headers }, cache: 'no-store', credentials: 'same-origin' }
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json'
     init.body = JSON.stringify(body)
@@ -76,7 +87,7 @@ export async function api(method, path, body, { key = apiKey, headers = {} } = {
   const apiError = error && typeof error.message === 'string'
     ? new ApiError(response.status, error.code, error.message, error)
     : new ApiError(response.status, `http_${response.status}`, `Herald answered ${response.status} ${response.statusText}.`)
-  if (response.status === 401 && key === apiKey) onUnauthorized(apiError)
+  if (response.status === 401 && key === apiKey && !path.startsWith('/v1/session') && !path.startsWith('/v1/invites')) onUnauthorized(apiError)
   throw apiError
 }
 

@@ -1,9 +1,13 @@
-// The dashboard shell: sign-in with the project's API key, hash routing
-// between the pages, sign-out. Each page module exports
-// render(main, session, params) and may return a cleanup function (polling).
-import { clearKey, get, loadKey, setKey, whenUnauthorized } from './api.js'
+// The dashboard shell: sign-in (a member's account, or the project's API
+// key), the invite page, the project switcher, hash routing between the
+// pages, sign-out. Each page module exports render(main, session, params) and
+// may return a cleanup function (polling). Pages ask session.can(permission)
+// to leave out what the role cannot do; Herald refuses it anyway (403).
+import { clearKey, del, get, loadKey, patch, setCsrfToken, setKey, whenUnauthorized } from './api.js'
 import { h, replace } from './dom.js'
-import { errorBox, onSubmit, pageHeading } from './ui.js'
+import { errorBox, pageHeading } from './ui.js'
+import { renderInvite, renderSignIn as signInPage } from './sign-in.js'
+import * as members from './pages/members.js'
 import * as overview from './pages/overview.js'
 import * as groups from './pages/groups.js'
 import * as subscribers from './pages/subscribers.js'
@@ -20,17 +24,30 @@ const ROUTES = [
   { pattern: /^\/broadcasts$/, page: broadcasts, nav: 'broadcasts' },
   { pattern: /^\/broadcasts\/(bdc_[0-9a-z]+)$/, page: broadcasts, nav: 'broadcasts', detail: true },
   { pattern: /^\/settings$/, page: settings, nav: 'settings' },
+  { pattern: /^\/members$/, page: members, nav: 'members', needs: 'members:manage' },
 ]
 
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
 const projectName = document.getElementById('project-name')
 const signOutButton = document.getElementById('sign-out')
+const switcher = document.getElementById('project-switcher')
 
-/** What pages share: the project (GET /v1/me), a way to refresh it, and a message to show on the next page. */
+/** What a key may do (its scope is not known to the page): everything but managing people. */
+const KEY_CANNOT = ['members:manage']
+
+/**
+ * What pages share: the project (GET /v1/me), the signed-in member (GET
+ * /v1/session; null with an API key), what they may do, a way to refresh the
+ * project, and a message to show on the next page.
+ */
 const session = {
   me: null,
+  user: null,
   flash: null,
+  can(permission) {
+    return session.user ? session.user.permissions.includes(permission) : !KEY_CANNOT.includes(permission)
+  },
   async refreshMe() {
     session.me = (await get('/v1/me')).project
     showProject()
@@ -47,59 +64,56 @@ let cleanup = null
 
 function showProject() {
   const p = session.me
-  replace(projectName, p ? h('span', {}, p.name, ' ', h('span', { class: 'plan' }, p.plan)) : '')
+  const role = session.user?.project ? h('span', { class: 'plan', id: 'role' }, session.user.project.role) : null
+  replace(projectName, p ? h('span', {}, p.name, ' ', h('span', { class: 'plan' }, p.plan), ' ', role) : '')
+  const projects = session.user?.projects ?? []
+  switcher.hidden = projects.length < 2
+  replace(switcher, projects.map((x) => h('option', { value: x.id, selected: x.id === p?.id }, `${x.name} (${x.role})`)))
+  // Links to what the role cannot do are left out.
+  for (const link of nav.querySelectorAll('a[data-needs]')) link.closest('li').hidden = !session.can(link.dataset.needs)
+}
+
+/** A member's session as GET/POST/PATCH /v1/session answer it. */
+function useAccount(view) {
+  session.user = view
+  setCsrfToken(view.csrf_token)
 }
 
 function signedIn() {
   return session.me !== null
 }
 
-function signOut(reason) {
+function signOut(reason, notice) {
+  if (session.user) del('/v1/session').catch(() => {})
   clearKey()
   session.me = null
+  session.user = null
   if (cleanup) cleanup()
   cleanup = null
   nav.hidden = true
   signOutButton.hidden = true
   showProject()
   if (location.hash !== '' && location.hash !== '#/') history.replaceState(null, '', location.pathname)
-  renderSignIn(reason)
+  renderSignIn(reason, notice)
 }
 
-function renderSignIn(reason) {
-  const slot = h('div', { id: 'sign-in-message' })
-  const input = h('input', { type: 'password', id: 'api-key', name: 'api_key', autocomplete: 'off', spellcheck: 'false', required: true, placeholder: 'hk_live_…', 'aria-describedby': 'api-key-hint' })
-  const form = h('form', { class: 'card sign-in', id: 'sign-in-form' },
-    h('div', { class: 'field' },
-      h('label', { for: 'api-key' }, 'API key'),
-      input,
-      h('small', { class: 'hint', id: 'api-key-hint' },
-        'The key that “herald projects create” printed (or the operator API). It stays in this tab only, in session storage, and goes to this server alone.'),
-    ),
-    h('button', { type: 'submit' }, 'Sign in'),
-  )
-  onSubmit(form, slot, async () => {
-    const key = input.value.trim()
-    try {
-      session.me = (await get('/v1/me', { key })).project
-    } catch (error) {
-      if (error.status === 401) {
-        error.message = 'This API key was not accepted. Check that you copied the whole key (it starts with hk_live_) and that it has not been revoked.'
-      }
-      throw error
-    }
-    setKey(key)
-    input.value = ''
-    enterShell()
+function renderSignIn(reason, notice, email) {
+  signInPage(main, {
+    reason,
+    notice,
+    email,
+    async onAccount(view) {
+      useAccount(view)
+      if (!view.project) throw new Error('You are not a member of any project yet. Ask an owner for an invite.')
+      await session.refreshMe()
+      enterShell()
+    },
+    onKey(key, project) {
+      setKey(key)
+      session.me = project
+      enterShell()
+    },
   })
-  replace(main, h('div', { class: 'sign-in-page' },
-    pageHeading('Sign in to Herald'),
-    h('p', {}, 'Run your project: send broadcasts, manage groups and subscribers, see what was delivered and clicked.'),
-    reason ? errorBox(reason) : null,
-    slot,
-    form,
-  ))
-  input.focus()
 }
 
 function enterShell() {
@@ -113,7 +127,7 @@ function enterShell() {
 async function route() {
   if (!signedIn()) return
   const path = location.hash.startsWith('#/') ? location.hash.slice(1) : '/overview'
-  const match = ROUTES.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m)
+  const match = ROUTES.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m && (!x.r.needs || session.can(x.r.needs)))
   if (cleanup) cleanup()
   cleanup = null
   for (const link of nav.querySelectorAll('a')) {
@@ -145,11 +159,20 @@ async function route() {
 
 whenUnauthorized((error) => {
   if (!signedIn()) return
-  error.message = `Signed out: ${error.message} Sign in again with a valid key.`
+  error.message = session.user ? `Signed out: ${error.message}` : `Signed out: ${error.message} Sign in again with a valid key.`
   signOut(error)
 })
 
 signOutButton.addEventListener('click', () => signOut())
+switcher.addEventListener('change', async () => {
+  try {
+    useAccount(await patch('/v1/session', { project: switcher.value }))
+    await session.refreshMe()
+    session.go('#/overview')
+  } catch (error) {
+    replace(main, pageHeading('Something went wrong'), errorBox(error))
+  }
+})
 window.addEventListener('hashchange', () => {
   if (location.hash.startsWith('#/')) route()
 })
@@ -159,8 +182,24 @@ document.getElementById('skip-link').addEventListener('click', (event) => {
 })
 
 async function start() {
+  const invite = /^#\/invite\/([A-Za-z0-9_-]+)$/.exec(location.hash)
+  if (invite) {
+    return renderInvite(main, invite[1], (email, projectName) => {
+      history.replaceState(null, '', location.pathname)
+      renderSignIn(null, `You joined ${projectName}. Sign in with your email and password.`, email)
+    })
+  }
   const key = loadKey()
-  if (!key) return renderSignIn()
+  if (!key) {
+    try {
+      useAccount(await get('/v1/session'))
+      await session.refreshMe()
+      return enterShell()
+    } catch {
+      session.user = null
+      return renderSignIn()
+    }
+  }
   try {
     await session.refreshMe()
     enterShell()

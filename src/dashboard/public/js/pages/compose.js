@@ -17,6 +17,10 @@ const SOURCE = { headers: { 'X-Herald-Source': 'dashboard' } }
 
 export async function render(view, session, { flash } = {}) {
   const me = session.me
+  if (!session.can('broadcasts:send')) {
+    replace(view, pageHeading('Compose'), h('p', { id: 'cannot-send' }, 'Your role in this project does not allow sending. An owner can change it on the Members page.'))
+    return
+  }
   const { groups } = await get('/v1/groups')
   const slot = h('div', { class: 'slot', id: 'compose-message' })
   const confirmSlot = h('div', { id: 'confirm-slot' })

@@ -87,6 +87,7 @@ export async function render(view, session) {
     h('p', { class: 'hint' }, `Your ${session.me.plan} plan allows ${formatNumber(session.me.limits.groups)} groups. Subscribers join groups through the SDK (groupIds) or the API.`),
     slot,
     listSlot,
-    createForm,
+    // Left out where the role cannot create groups (Herald would refuse with 403 insufficient_role).
+    session.can('groups:write') ? createForm : null,
   )
 }

@@ -1,0 +1,75 @@
+// /v1/members: a project's owners list its members and open invites, invite
+// someone (an invite link), change a role, remove a member. Bearer routes with
+// the permission members:manage, which only an owner's session holds: API
+// keys never manage people (projects/access.ts).
+import type { AppContext } from '../platform/context.ts'
+import type { App } from '../platform/http/app-type.ts'
+import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
+import { bearerAuth } from '../projects/project-auth.ts'
+import { CreatedInvite, InviteBody, InviteParams, Member, MemberList, MemberParams, RoleBody } from './accounts.schemas.ts'
+import { createInvite } from './invites.service.ts'
+import { cancelInvite, changeRole, listMembers, removeMember } from './members.service.ts'
+
+const tags = ['members']
+const security = [{ session: [] }]
+
+export function registerMembersRoutes(app: App, ctx: AppContext): void {
+  const { db, config } = ctx
+  const onRequest = bearerAuth(ctx, 'members:manage')
+
+  app.get('/v1/members', {
+    onRequest,
+    schema: { tags, security, summary: "The project's members and open invites", response: { 200: MemberList, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
+  }, async (request) => listMembers(db, request.project.id))
+
+  app.post('/v1/members/invites', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Invite someone: answers a link, valid 72 hours for one acceptance, to hand over (no e-mail is sent)',
+      body: InviteBody,
+      response: { 201: CreatedInvite, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request, reply) => {
+    const invitedBy = request.actor?.type === 'user' ? request.actor.id : null
+    const created = await createInvite(db, config, { projectId: request.project.id, email: request.body.email, role: request.body.role, invitedBy })
+    return reply.code(201).send(created)
+  })
+
+  app.delete('/v1/members/invites/:id', {
+    onRequest,
+    schema: { tags, security, summary: 'Revoke an open invite', params: InviteParams, response: { 200: Ok, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
+  }, async (request) => {
+    await cancelInvite(db, request.project.id, request.params.id)
+    return { ok: true as const }
+  })
+
+  app.patch('/v1/members/:user_id', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: "Change a member's role",
+      description: 'Demoting the last owner is 409 last_owner.',
+      params: MemberParams,
+      body: RoleBody,
+      response: { 200: Member, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => changeRole(db, request.project.id, request.params.user_id, request.body.role))
+
+  app.delete('/v1/members/:user_id', {
+    onRequest,
+    schema: {
+      tags,
+      security,
+      summary: 'Remove a member from the project',
+      description: 'Removing the last owner is 409 last_owner. The member loses the project at once, sessions included.',
+      params: MemberParams,
+      response: { 200: Ok, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => {
+    await removeMember(db, request.project.id, request.params.user_id)
+    return { ok: true as const }
+  })
+}

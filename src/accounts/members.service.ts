@@ -1,0 +1,49 @@
+// A project's members as its owners manage them: the list (with open
+// invites), role changes and removals. A project always keeps one owner.
+import type { Database } from '../platform/db/database.ts'
+import { AppError } from '../platform/errors.ts'
+import type { Role } from '../projects/access.ts'
+import { listOpenInvites, revokeInvite } from './invites.store.ts'
+import { deleteMembership, findMembership, listProjectMembers, lockOwners, updateMembershipRole } from './users.store.ts'
+
+export interface MemberView {
+  user_id: string
+  email: string
+  role: Role
+  created_at: number
+}
+
+export async function listMembers(db: Database, projectId: string) {
+  const [members, invites] = await Promise.all([listProjectMembers(db, projectId), listOpenInvites(db, projectId, new Date())])
+  return {
+    members: members.map((m) => ({ user_id: m.user_id, email: m.email, role: m.role, created_at: m.created_at.getTime() })),
+    invites: invites.map((i) => ({ id: i.id, email: i.email, role: i.role, created_at: i.created_at.getTime(), expires_at: i.expires_at.getTime() })),
+  }
+}
+
+/** Changes a member's role; 409 last_owner when it would leave the project without an owner. */
+export async function changeRole(db: Database, projectId: string, userId: string, role: Role): Promise<MemberView> {
+  return db.transaction(async (tx) => {
+    const owners = await lockOwners(tx, projectId)
+    const member = await findMembership(tx, projectId, userId)
+    if (!member) throw new AppError('member_not_found')
+    if (member.role === 'owner' && role !== 'owner' && owners.length <= 1) throw new AppError('last_owner')
+    await updateMembershipRole(tx, projectId, userId, role)
+    return { user_id: userId, email: member.email, role, created_at: member.created_at.getTime() }
+  })
+}
+
+/** Removes a member (their sessions lose the project at once); 409 last_owner for the only owner. */
+export async function removeMember(db: Database, projectId: string, userId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const owners = await lockOwners(tx, projectId)
+    const member = await findMembership(tx, projectId, userId)
+    if (!member) throw new AppError('member_not_found')
+    if (member.role === 'owner' && owners.length <= 1) throw new AppError('last_owner')
+    await deleteMembership(tx, projectId, userId)
+  })
+}
+
+export async function cancelInvite(db: Database, projectId: string, inviteId: string): Promise<void> {
+  if (!(await revokeInvite(db, projectId, inviteId, new Date()))) throw new AppError('invite_not_found')
+}

@@ -1,0 +1,63 @@
+// Password hashing (issue 13): scrypt with a salt per user, never stored in
+// clear, a wrong password refused, and sign-in taking as long for an unknown
+// email as for a known one.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp } from '../../test/support/app.ts'
+import { addMember, PASSWORD } from '../../test/support/members.ts'
+import { hashPassword, passwordMatches, SCRYPT_PARAMS } from './passwords.ts'
+
+describe('hashPassword / passwordMatches', () => {
+  it('stores scrypt with its parameters and a fresh salt each time', async () => {
+    const [a, b] = [await hashPassword(PASSWORD), await hashPassword(PASSWORD)]
+    expect(a).toMatch(new RegExp(`^scrypt\\$${SCRYPT_PARAMS.N}\\$8\\$1\\$[A-Za-z0-9_-]{22}\\$[A-Za-z0-9_-]{43}$`))
+    expect(a).not.toBe(b)
+    expect(a).not.toContain(PASSWORD)
+    expect(await passwordMatches(PASSWORD, a)).toBe(true)
+    expect(await passwordMatches(PASSWORD, b)).toBe(true)
+  })
+
+  it('refuses a wrong password, one a character off, and a malformed hash', async () => {
+    const stored = await hashPassword(PASSWORD)
+    expect(await passwordMatches('correct horse batterY', stored)).toBe(false)
+    expect(await passwordMatches(`${PASSWORD} `, stored)).toBe(false)
+    expect(await passwordMatches(PASSWORD, 'plain')).toBe(false)
+    expect(await passwordMatches(PASSWORD, stored.replace(/\$[^$]+$/, '$AAAA'))).toBe(false)
+  })
+})
+
+describe('in the database and over HTTP', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await createTestApp()
+    const p = await t.project()
+    await addMember(t, p.id, 'dora@example.com', 'editor')
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('the users table holds no password in clear, only the scrypt hash', async () => {
+    const rows = (await t.ctx.db.query<{ password_hash: string }>('SELECT * FROM users')).rows
+    expect(JSON.stringify(rows)).not.toContain(PASSWORD)
+    expect(rows[0].password_hash).toMatch(/^scrypt\$/)
+    expect(await passwordMatches(PASSWORD, rows[0].password_hash)).toBe(true)
+  })
+
+  it('an unknown email costs the same scrypt as a wrong password, so timing does not tell accounts apart', async () => {
+    const time = async (email: string, i: number) => {
+      const started = performance.now()
+      const res = await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: 'wrong password' }, headers: { 'x-forwarded-for': `10.1.0.${i}` } })
+      expect(res.statusCode).toBe(401)
+      return performance.now() - started
+    }
+    const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]
+    const known: number[] = []
+    const unknown: number[] = []
+    for (let i = 0; i < 5; i++) {
+      known.push(await time('dora@example.com', i))
+      unknown.push(await time(`nobody${i}@example.com`, i))
+    }
+    // Without the dummy check an unknown email answers in a millisecond or two; scrypt takes tens.
+    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5)
+  })
+})

@@ -1,0 +1,61 @@
+// Passwords, hashed with Node's scrypt (RFC 7914): memory-hard, so a stolen
+// users table costs an attacker 32 MiB and tens of milliseconds per guess.
+// Stored as `scrypt$N$r$p$salt$hash` (base64url), so the parameters can be
+// raised later and old hashes still verify. A password is never stored or
+// logged in clear.
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
+
+/**
+ * N = 2^15, r = 8, p = 1: 128 * N * r = 32 MiB of memory per hash, about
+ * 50-100 ms on one core of the development machine. OWASP's floor for scrypt
+ * is N = 2^17 with r = 8 (128 MiB); 32 MiB keeps a burst of sign-ins on a small
+ * server from running out of memory, and the per-account and per-IP limits
+ * on sign-in (login.service.ts) bound online guessing.
+ */
+export const SCRYPT_PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const
+const SALT_BYTES = 16
+const KEY_BYTES = 32
+/** Node refuses more than 32 MiB by default; 128 * N * r is exactly that, so allow twice it. */
+const maxmem = (n: number, r: number) => 256 * n * r
+
+/** Passwords are 10 to 256 characters (the routes' schemas say so; the long end bounds the work). */
+export const PASSWORD_MIN = 10
+export const PASSWORD_MAX = 256
+
+function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
+  const options: ScryptOptions = { N: n, r, p, maxmem: maxmem(n, r) }
+  return new Promise((resolve, reject) => {
+    scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key)))
+  })
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const { N, r, p } = SCRYPT_PARAMS
+  const salt = randomBytes(SALT_BYTES)
+  const key = await derive(password, salt, N, r, p)
+  return ['scrypt', N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$')
+}
+
+/** Whether the password matches the stored hash; compared in constant time. A malformed hash matches nothing. */
+export async function passwordMatches(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$')
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false
+  const [n, r, p] = parts.slice(1, 4).map(Number)
+  const salt = Buffer.from(parts[4], 'base64url')
+  const expected = Buffer.from(parts[5], 'base64url')
+  const key = await derive(password, salt, n, r, p)
+  return key.length === expected.length && timingSafeEqual(key, expected)
+}
+
+/**
+ * A hash of nothing anyone knows, made once: signing in as an unknown email
+ * (or a user who has not set a password yet) checks the password against it,
+ * so the answer takes as long as for a known one and does not tell which
+ * emails have accounts.
+ */
+let dummyHash: Promise<string> | null = null
+export async function spendPasswordCheck(password: string): Promise<false> {
+  dummyHash ??= hashPassword(randomBytes(16).toString('hex'))
+  await passwordMatches(password, await dummyHash)
+  return false
+}

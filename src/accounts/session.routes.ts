@@ -1,0 +1,112 @@
+// /v1/session (sign in, who am I, switch project, sign out), /v1/sessions
+// (sign out everywhere) and the invite page's two calls. Sign-in and invites
+// need no credentials; the rest need the session cookie, and those that
+// change something its CSRF token too (session-auth.ts).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AppContext } from '../platform/context.ts'
+import type { App } from '../platform/http/app-type.ts'
+import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
+import { AcceptedInvite, AcceptInviteBody, InviteView, SessionView, SignInBody, SwitchProjectBody, TokenBody } from './accounts.schemas.ts'
+import { acceptInvite, inspectInvite } from './invites.service.ts'
+import { countAttempt } from './login-limit.ts'
+import { authenticateSession, type LiveSession } from './session-auth.ts'
+import { clearSessionCookie, setSessionCookie } from './session-cookie.ts'
+import { describeSession, normalizeEmail, signIn, signOut, signOutEverywhere, switchProject } from './sessions.service.ts'
+
+const tags = ['session']
+const security = [{ session: [] }]
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on the /v1/session routes that need a signed-in user. */
+    session?: LiveSession
+  }
+}
+
+export function registerSessionRoutes(app: App, ctx: AppContext): void {
+  const { db, config } = ctx
+  const withSession = async (request: FastifyRequest) => {
+    request.session = await authenticateSession(db, config, request)
+  }
+  /** A refused session also loses its cookie, so the browser stops sending a dead one. */
+  const session = async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      await withSession(request)
+    } catch (err) {
+      if ((err as { code?: string }).code === 'invalid_session') clearSessionCookie(reply, config)
+      throw err
+    }
+  }
+
+  app.post('/v1/session', {
+    schema: {
+      tags,
+      summary: 'Sign in with email and password',
+      description: 'Sets the HttpOnly session cookie and answers who is signed in, with the CSRF token to send as X-CSRF-Token. `project` picks the project to act in (default: the first). Attempts are limited per account and per IP (429 rate_limited, Retry-After).',
+      body: SignInBody,
+      response: { 200: SessionView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request, reply) => {
+    await countAttempt(ctx, request, reply, normalizeEmail(request.body.email))
+    const { id, view } = await signIn(db, config, request.body)
+    setSessionCookie(reply, config, id, new Date(view.expires_at))
+    return view
+  })
+
+  app.get('/v1/session', {
+    onRequest: session,
+    schema: { tags, security, summary: 'Who is signed in: the user, the current project and role, every project, the CSRF token', response: { 200: SessionView, 401: ErrorBody } },
+  }, async (request) => describeSession(db, request.session!))
+
+  app.patch('/v1/session', {
+    onRequest: session,
+    schema: {
+      tags,
+      security,
+      summary: 'Switch the project the session acts in',
+      description: 'A project the user is not a member of is 404 project_not_found.',
+      body: SwitchProjectBody,
+      response: { 200: SessionView, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+    },
+  }, async (request) => switchProject(db, request.session!, request.body.project))
+
+  app.delete('/v1/session', {
+    onRequest: session,
+    schema: { tags, security, summary: 'Sign out this session', response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
+  }, async (request, reply) => {
+    await signOut(db, request.session!)
+    clearSessionCookie(reply, config)
+    return { ok: true as const }
+  })
+
+  app.delete('/v1/sessions', {
+    onRequest: session,
+    schema: { tags, security, summary: "Sign out everywhere: end every session of the signed-in user", response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
+  }, async (request, reply) => {
+    await signOutEverywhere(db, request.session!)
+    clearSessionCookie(reply, config)
+    return { ok: true as const }
+  })
+
+  app.post('/v1/invites/inspect', {
+    schema: {
+      tags,
+      summary: 'What an invite link is for (email, project, role), before accepting it',
+      body: TokenBody,
+      response: { 200: InviteView, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => inspectInvite(db, request.body.token))
+
+  app.post('/v1/invites/accept', {
+    schema: {
+      tags,
+      summary: 'Accept an invite: set a password (or give the one the email already has) and join the project',
+      description: 'Single use, within 72 hours of the invite (404 invite_not_found after). Counted against the per-IP sign-in limit. Sign in afterwards with POST /v1/session.',
+      body: AcceptInviteBody,
+      response: { 200: AcceptedInvite, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request, reply) => {
+    await countAttempt(ctx, request, reply, null)
+    return { ok: true as const, ...(await acceptInvite(db, request.body.token, request.body.password)) }
+  })
+}

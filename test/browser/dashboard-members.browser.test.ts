@@ -1,0 +1,168 @@
+// Team access in a real browser (issue 13): the operator's invite link →
+// the first owner sets a password → signs in → switches between projects;
+// the owner invites a viewer, who sees no Send button and whose direct API
+// attempt is refused; the owner changes the viewer's role and removes them,
+// and the last owner cannot step down.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { ADMIN_TOKEN, type TestProject } from '../support/app.ts'
+import { addMember } from '../support/members.ts'
+
+const PASSWORD = 'owner password 123'
+
+function nav(page: Page, name: string) {
+  return page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name, exact: true })
+}
+
+async function acceptInvite(page: Page, link: string, projectName: string, email: string, password: string) {
+  await page.goto(link)
+  await page.getByRole('heading', { name: `Join ${projectName}`, level: 1 }).waitFor()
+  await page.getByLabel('Choose a password').fill(password)
+  await page.getByLabel('Repeat the password').fill(password)
+  await page.getByRole('button', { name: 'Join the project' }).click()
+  await page.getByText(`You joined ${projectName}.`).waitFor()
+  expect(await page.getByLabel('Email').inputValue()).toBe(email)
+  await page.getByLabel('Password', { exact: true }).fill(password)
+  await page.getByRole('button', { name: 'Continue' }).click()
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+}
+
+describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () => {
+  let herald: RunningHerald
+  let browser: Browser
+  let ownerContext: BrowserContext
+  let viewerContext: BrowserContext
+  let owner: Page
+  let viewer: Page
+  let shop: TestProject
+  let blog: TestProject
+  let viewerLink: string
+  const problems: string[] = []
+  const db = (sql: string, params: unknown[]) => herald.t.database.db.query(sql, params).then((r) => r.rows)
+
+  beforeAll(async () => {
+    herald = await startHerald()
+    shop = await herald.t.project({ name: 'Acme Shop', plan: 'plus' })
+    blog = await herald.t.project({ name: 'Beta Blog' })
+    browser = await launchBrowser()
+    ownerContext = await browser.newContext()
+    viewerContext = await browser.newContext()
+    owner = await ownerContext.newPage()
+    viewer = await viewerContext.newPage()
+    for (const page of [owner, viewer]) {
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) problems.push(`console: ${m.text()}`)
+      })
+    }
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await herald?.close()
+  })
+
+  it('the operator\'s invite link lets the first owner set a password and sign in', async () => {
+    const res = await herald.t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/projects/${shop.id}/members`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { email: 'olga@example.com', role: 'owner' },
+    })
+    const link = res.json().invite_url
+    expect(link.startsWith(`${herald.url}/dashboard/#/invite/`)).toBe(true)
+    await acceptInvite(owner, link, 'Acme Shop', 'olga@example.com', PASSWORD)
+    expect(await owner.locator('#project-name').textContent()).toContain('Acme Shop')
+    expect(await owner.locator('#role').textContent()).toBe('owner')
+    expect(await nav(owner, 'Members').isVisible()).toBe(true)
+    // The cookie is HttpOnly: no script of the page can read it.
+    expect(await owner.evaluate(() => document.cookie)).toBe('')
+    expect(await owner.evaluate(() => sessionStorage.getItem('herald.apiKey'))).toBeNull()
+  })
+
+  it('switches between the projects the owner belongs to', async () => {
+    await addMember(herald.t, blog.id, 'olga@example.com', 'editor', PASSWORD)
+    await owner.reload()
+    await owner.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    const switcher = owner.getByLabel('Project')
+    expect(await switcher.isVisible()).toBe(true)
+    await switcher.selectOption(blog.id)
+    await expect.poll(() => owner.locator('#project-name').textContent()).toContain('Beta Blog')
+    expect(await owner.locator('#role').textContent()).toBe('editor')
+    expect(await nav(owner, 'Members').isVisible()).toBe(false)
+    await owner.getByLabel('Project').selectOption(shop.id)
+    await expect.poll(() => owner.locator('#project-name').textContent()).toContain('Acme Shop')
+    await nav(owner, 'Members').waitFor()
+  })
+
+  it('the owner invites a viewer from the Members page and gets a link', async () => {
+    await nav(owner, 'Members').click()
+    await owner.getByRole('heading', { name: 'Members', level: 1 }).waitFor()
+    await owner.getByLabel('Email').fill('vic@example.com')
+    await owner.getByLabel('Role', { exact: true }).selectOption('viewer')
+    await owner.getByRole('button', { name: 'Create invite link' }).click()
+    viewerLink = await owner.locator('#invite-url').inputValue()
+    expect(viewerLink).toMatch(/#\/invite\/[A-Za-z0-9_-]{43}$/)
+    await owner.locator('tr[data-invite-id]').filter({ hasText: 'vic@example.com' }).waitFor()
+  })
+
+  it('the viewer joins, sees no Compose link and no Send button, and a direct API attempt is refused', async () => {
+    await acceptInvite(viewer, viewerLink, 'Acme Shop', 'vic@example.com', 'viewer password 1')
+    expect(await viewer.locator('#role').textContent()).toBe('viewer')
+    expect(await nav(viewer, 'Compose').isVisible()).toBe(false)
+    expect(await nav(viewer, 'Members').isVisible()).toBe(false)
+    await viewer.goto(`${herald.url}/dashboard#/compose`)
+    await viewer.locator('#cannot-send').waitFor()
+    expect(await viewer.getByRole('button', { name: 'Send' }).count()).toBe(0)
+    await nav(viewer, 'Groups').click()
+    await viewer.getByRole('heading', { name: 'Groups', level: 1 }).waitFor()
+    expect(await viewer.getByRole('button', { name: 'Create group' }).count()).toBe(0)
+    // Straight to the API with the session and its CSRF token: the role decides.
+    const attempt = await viewer.evaluate(async () => {
+      const session = await (await fetch('/v1/session')).json()
+      const res = await fetch('/v1/send', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf_token },
+        body: JSON.stringify({ target: { type: 'all' }, notification: { title: 'Hi', body: 'There' } }),
+      })
+      return { status: res.status, body: await res.json() }
+    })
+    expect(attempt).toEqual({ status: 403, body: { error: { code: 'insufficient_role', message: expect.any(String) } } })
+    expect(await db('SELECT id FROM broadcasts WHERE project_id = $1', [shop.id])).toEqual([])
+  })
+
+  it('the owner changes the viewer to editor: the viewer\'s page then offers Compose', async () => {
+    await owner.reload()
+    await owner.getByRole('heading', { name: 'Members', level: 1 }).waitFor()
+    await owner.getByLabel('Role of vic@example.com').selectOption('editor')
+    await owner.getByText('vic@example.com is now editor.').waitFor()
+    expect(await db("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'vic@example.com'", [])).toEqual([{ role: 'editor' }])
+    await viewer.reload()
+    await nav(viewer, 'Compose').waitFor()
+  })
+
+  it('the last owner cannot step down, and the page says why', async () => {
+    await owner.getByLabel('Role of olga@example.com').selectOption('admin')
+    await owner.getByText('at least one owner').waitFor()
+    expect(await owner.getByLabel('Role of olga@example.com').inputValue()).toBe('owner')
+  })
+
+  it('the owner removes the member, who loses the project at once', async () => {
+    const row = owner.locator('tr[data-user-id]').filter({ hasText: 'vic@example.com' })
+    await row.getByRole('button', { name: 'Remove' }).click()
+    await row.getByRole('button', { name: 'Yes, remove' }).click()
+    await owner.getByText('vic@example.com removed.').waitFor()
+    expect(await db("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'vic@example.com'", [])).toEqual([])
+    const status = await viewer.evaluate(async () => (await fetch('/v1/me')).status)
+    expect(status).toBe(404)
+  })
+
+  it('signing out ends the session on the server too', async () => {
+    await owner.getByRole('button', { name: 'Sign out' }).click()
+    await owner.getByRole('heading', { name: 'Sign in to Herald' }).waitFor()
+    await expect.poll(async () => (await db('SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = $1', ['olga@example.com'])).length).toBe(0)
+    await owner.reload()
+    await owner.getByRole('heading', { name: 'Sign in to Herald' }).waitFor()
+    expect(problems).toEqual([])
+  })
+})
