@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dir = path.join(root, 'src/delivery/native')
 const addon = path.join(dir, 'build/Release/rfc8291.node')
-const FALLBACK = 'push encryption will use node:crypto (works the same, ~40 µs more CPU per push)'
+const FALLBACK = 'push encryption will use node:crypto (works the same, ~50 µs more CPU per push)'
 
 // RFC 8291 Appendix A, with its fixed salt and sender key pair.
 function checkVector() {
@@ -49,7 +49,7 @@ function build() {
   const prefix = path.resolve(path.dirname(process.execPath), '..')
   const args = [gyp, 'rebuild']
   if (fs.existsSync(path.join(prefix, 'include/node/node_api.h'))) args.push(`--nodedir=${prefix}`)
-  const made = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', timeout: 180_000 })
+  const made = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', timeout: 120_000 })
   if (made.status !== 0) {
     fs.rmSync(path.join(dir, 'build'), { recursive: true, force: true })
     const lines = `${made.stderr ?? ''}${made.error?.message ?? ''}`.split('\n')

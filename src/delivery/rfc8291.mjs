@@ -154,7 +154,7 @@ let nativeEncrypt
 
 /**
  * encryptPayload through the OpenSSL addon: the same checks, errors and bytes,
- * ~40 µs less CPU per push (docs/performance.md). Null when the addon is not available.
+ * ~50 µs less CPU per push (docs/performance.md). Null when the addon is not available.
  * @returns {typeof encryptPayload | null}
  */
 export function nativeEncryptPayload() {
