@@ -26,7 +26,7 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     allowPrivateAddresses: config.allowPrivateEndpoints,
     http2: config.pushHttp2,
   })
-  const encryptPool = new EncryptPool(config.encryptThreads ?? undefined)
+  const encryptPool = new EncryptPool(config.encryptThreads ?? undefined, config.nativeCrypto)
   const handlers = fanoutHandlers({
     db: ctx.db,
     log: ctx.log,
@@ -42,7 +42,11 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
   return {
     handlers,
     giveUp: (payload, err) => giveUpOnBroadcast(ctx.db, payload, err),
-    warm: () => encryptPool.warm(),
+    warm() {
+      // Says whether the OpenSSL addon was built at install (docs/performance.md, issue 14).
+      ctx.log.info({ encryption: encryptPool.implementation }, 'push encryption ready')
+      encryptPool.warm()
+    },
     async close() {
       await encryptPool.close()
       await pushClient.close()

@@ -3,7 +3,7 @@
 // encrypts while the main thread does the HTTP and the database work.
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
-import { encryptPayload } from './encryption.ts'
+import { chooseEncryptPayload, encryptPayload } from './encryption.ts'
 
 export interface SubscriptionKeys {
   p256dh: string
@@ -21,9 +21,22 @@ const THREAD_OLD_MB = 64
 
 export class EncryptPool {
   private pool: Piscina | null = null
+  /** For threads = 0; the threads choose the same way when they load (encrypt-worker.mjs). */
+  private readonly encrypt: ReturnType<typeof chooseEncryptPayload>
+  /** Which RFC 8291 implementation encrypts: the OpenSSL addon or node:crypto. */
+  readonly implementation: 'openssl' | 'node:crypto'
 
-  /** threads = 0 encrypts on the calling thread (handy where threads cost more than they give). */
-  constructor(private readonly threads = availableParallelism()) {}
+  /**
+   * threads = 0 encrypts on the calling thread (handy where threads cost more than they give).
+   * nativeCrypto (config HERALD_NATIVE_CRYPTO, default true): use the OpenSSL addon where it was built.
+   */
+  constructor(
+    private readonly threads = availableParallelism(),
+    private readonly nativeCrypto = true,
+  ) {
+    this.encrypt = chooseEncryptPayload(nativeCrypto)
+    this.implementation = this.encrypt === encryptPayload ? 'node:crypto' : 'openssl'
+  }
 
   private get workers(): Piscina {
     if (!this.pool) {
@@ -35,6 +48,8 @@ export class EncryptPool {
         // Not the process's flags: `--import tsx` would load a TypeScript loader
         // (and its hooks thread) into every encryption thread for nothing.
         execArgv: [],
+        // The config reaches the threads here, not through their environment.
+        workerData: { nativeCrypto: this.nativeCrypto },
         // A task is 64 subscriptions and their bodies (at most 4 KB each): small
         // heaps suffice, and V8's defaults let each thread's young generation
         // alone grow to 32 MB under a fan-out's churn.
@@ -72,7 +87,7 @@ export class EncryptPool {
     if (this.threads === 0) {
       return subscriptions.map((keys) => {
         try {
-          return encryptPayload(plaintext, keys)
+          return this.encrypt(plaintext, keys)
         } catch (err) {
           return { error: (err as Error).message }
         }

@@ -1,8 +1,11 @@
 // Runs in an encryption thread (see encrypt-pool.ts). Plain JavaScript, like
 // the RFC 8291 implementation it loads, so the thread starts without a
 // TypeScript loader (tsx in a thread measured ~40 MB each).
-import { move } from 'piscina'
-import { encryptPayload } from './rfc8291.mjs'
+import { move, workerData } from 'piscina'
+import { chooseEncryptPayload } from './rfc8291.mjs'
+
+// Chosen once per thread: EncryptPool passes the config's nativeCrypto.
+const encryptPayload = chooseEncryptPayload(workerData?.nativeCrypto !== false)
 
 /**
  * Encrypts for each subscription and returns the bodies packed in one

@@ -5,9 +5,17 @@ import {
   HEADER_LENGTH,
   MAX_PLAINTEXT_BYTES,
   PushEncryptionError,
+  chooseEncryptPayload,
   encryptPayload,
+  nativeEncryptPayload,
   prepareSubscriptionKeys,
 } from './encryption.ts'
+
+// Both implementations pass the same tests. The addon exists where
+// `npm install` could build it (scripts/build-native.mjs).
+const native = nativeEncryptPayload()
+if (!native) console.warn('OpenSSL addon not built (node scripts/build-native.mjs): testing node:crypto only')
+const implementations = [['node:crypto', encryptPayload], ...(native ? [['the OpenSSL addon', native] as const] : [])] as const
 
 const b64 = (value: string) => Buffer.from(value, 'base64url')
 
@@ -47,18 +55,18 @@ function reasonOf(fn: () => unknown): string {
   throw new Error('did not throw')
 }
 
-describe('encryptPayload (RFC 8291)', () => {
+describe.each(implementations)('encryptPayload (RFC 8291) with %s', (_name, encrypt) => {
   const vectorOptions = { salt: A.salt, senderKeys: { publicKey: A.asPublic, privateKey: A.asPrivate } }
 
   it('reproduces RFC 8291 Appendix A byte for byte', () => {
-    const body = encryptPayload(A.plaintext, { p256dh: A.uaPublic, auth: A.auth }, vectorOptions)
+    const body = encrypt(A.plaintext, { p256dh: A.uaPublic, auth: A.auth }, vectorOptions)
     expect(body.length).toBe(144)
     expect(body.toString('hex')).toBe(A.body.toString('hex'))
   })
 
   it('gives the same bytes from prepared keys', () => {
     const prepared = prepareSubscriptionKeys({ p256dh: A.uaPublic, auth: A.auth })
-    expect(encryptPayload(A.plaintext, prepared, vectorOptions).equals(A.body)).toBe(true)
+    expect(encrypt(A.plaintext, prepared, vectorOptions).equals(A.body)).toBe(true)
   })
 
   it('the test decryptor opens the Appendix A body (so the round trips below prove something)', () => {
@@ -68,8 +76,8 @@ describe('encryptPayload (RFC 8291)', () => {
   it('round-trips with a fresh sender key and salt per message', () => {
     const ua = userAgent()
     const plaintext = Buffer.from(JSON.stringify({ v: 1, title: 'Hello', body: 'é ☃ 🎉' }))
-    const first = encryptPayload(plaintext, ua.keys)
-    const second = encryptPayload(plaintext, prepareSubscriptionKeys(ua.keys))
+    const first = encrypt(plaintext, ua.keys)
+    const second = encrypt(plaintext, prepareSubscriptionKeys(ua.keys))
     expect(decryptPushPayload(first, ua.receiver).equals(plaintext)).toBe(true)
     expect(decryptPushPayload(second, ua.receiver).equals(plaintext)).toBe(true)
     expect(first.subarray(0, 16).equals(second.subarray(0, 16))).toBe(false) // salt
@@ -77,7 +85,7 @@ describe('encryptPayload (RFC 8291)', () => {
   })
 
   it('writes the aes128gcm header: rs 4096, idlen 65, keyid = sender key', () => {
-    const body = encryptPayload(Buffer.from('x'), userAgent().keys)
+    const body = encrypt(Buffer.from('x'), userAgent().keys)
     expect(body.readUInt32BE(16)).toBe(4096)
     expect(body[20]).toBe(65)
     expect(body[21]).toBe(0x04)
@@ -88,30 +96,30 @@ describe('encryptPayload (RFC 8291)', () => {
 
   it('encrypts an empty message', () => {
     const ua = userAgent()
-    expect(decryptPushPayload(encryptPayload(Buffer.alloc(0), ua.keys), ua.receiver).length).toBe(0)
+    expect(decryptPushPayload(encrypt(Buffer.alloc(0), ua.keys), ua.receiver).length).toBe(0)
   })
 
   it('fits 3993 bytes in 4096 and refuses 3994', () => {
     expect(MAX_PLAINTEXT_BYTES).toBe(3993)
     const ua = userAgent()
     const largest = randomBytes(MAX_PLAINTEXT_BYTES)
-    const body = encryptPayload(largest, ua.keys)
+    const body = encrypt(largest, ua.keys)
     expect(body.length).toBe(4096)
     expect(decryptPushPayload(body, ua.receiver).equals(largest)).toBe(true)
-    expect(reasonOf(() => encryptPayload(randomBytes(MAX_PLAINTEXT_BYTES + 1), ua.keys))).toBe('payload_too_large')
+    expect(reasonOf(() => encrypt(randomBytes(MAX_PLAINTEXT_BYTES + 1), ua.keys))).toBe('payload_too_large')
   })
 
   it('refuses unusable subscription keys with invalid_subscription_keys', () => {
     const { keys } = userAgent()
     const x = Buffer.from('x')
-    expect(reasonOf(() => encryptPayload(x, { ...keys, p256dh: keys.p256dh.slice(0, 40) }))).toBe('invalid_subscription_keys')
-    expect(reasonOf(() => encryptPayload(x, { ...keys, auth: 'c2hvcnQ' }))).toBe('invalid_subscription_keys')
+    expect(reasonOf(() => encrypt(x, { ...keys, p256dh: keys.p256dh.slice(0, 40) }))).toBe('invalid_subscription_keys')
+    expect(reasonOf(() => encrypt(x, { ...keys, auth: 'c2hvcnQ' }))).toBe('invalid_subscription_keys')
     // Compressed point (0x02 prefix): browsers always send the 65-byte form.
     const compressed = Buffer.concat([Buffer.of(2), b64(keys.p256dh).subarray(1, 33)])
-    expect(reasonOf(() => encryptPayload(x, { ...keys, p256dh: compressed.toString('base64url') }))).toBe('invalid_subscription_keys')
+    expect(reasonOf(() => encrypt(x, { ...keys, p256dh: compressed.toString('base64url') }))).toBe('invalid_subscription_keys')
     // Right length and prefix, but not on the curve.
     const offCurve = Buffer.concat([Buffer.of(4), Buffer.alloc(64, 1)]).toString('base64url')
-    expect(reasonOf(() => encryptPayload(x, { ...keys, p256dh: offCurve }))).toBe('invalid_subscription_keys')
+    expect(reasonOf(() => encrypt(x, { ...keys, p256dh: offCurve }))).toBe('invalid_subscription_keys')
     expect(reasonOf(() => prepareSubscriptionKeys({ ...keys, p256dh: '' }))).toBe('invalid_subscription_keys')
   })
 
@@ -121,7 +129,22 @@ describe('encryptPayload (RFC 8291)', () => {
       p256dh: b64(ua.keys.p256dh).toString('base64'),
       auth: b64(ua.keys.auth).toString('base64'),
     }
-    const body = encryptPayload(Buffer.from('hi'), standard)
+    const body = encrypt(Buffer.from('hi'), standard)
     expect(decryptPushPayload(body, ua.receiver).toString()).toBe('hi')
+  })
+})
+
+describe('chooseEncryptPayload', () => {
+  it('gives node:crypto when told not to use the addon (HERALD_NATIVE_CRYPTO=false), the addon otherwise where built', () => {
+    expect(chooseEncryptPayload(false)).toBe(encryptPayload)
+    expect(chooseEncryptPayload(true)).toBe(native ?? encryptPayload)
+  })
+
+  it.skipIf(!native)('gives the same bytes from both for the same salt and sender keys', () => {
+    const ua = userAgent()
+    const sender = createECDH('prime256v1')
+    const options = { salt: randomBytes(16), senderKeys: { publicKey: sender.generateKeys(), privateKey: sender.getPrivateKey() } }
+    const plaintext = randomBytes(3000)
+    expect(native!(plaintext, ua.keys, options).equals(encryptPayload(plaintext, ua.keys, options))).toBe(true)
   })
 })

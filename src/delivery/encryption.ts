@@ -3,10 +3,12 @@
 // rfc8291.d.mts, so that the encryption threads (encrypt-worker.mjs) load it
 // without a TypeScript loader; the rest of Herald imports it from here.
 export {
+  chooseEncryptPayload,
   encryptPayload,
   encryptedLength,
   HEADER_LENGTH,
   MAX_PLAINTEXT_BYTES,
+  nativeEncryptPayload,
   prepareSubscriptionKeys,
   PushEncryptionError,
   RECORD_SIZE,

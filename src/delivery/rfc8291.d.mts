@@ -56,3 +56,12 @@ export declare function encryptPayload(
   subscription: SubscriptionKeys | PreparedSubscriptionKeys,
   options?: EncryptOptions,
 ): Buffer
+
+/**
+ * encryptPayload through the OpenSSL addon (native/rfc8291.c): the same checks,
+ * errors and bytes for less CPU. Null where the addon was not built or does not load.
+ */
+export declare function nativeEncryptPayload(): typeof encryptPayload | null
+
+/** The encryption a thread uses, chosen once: the addon when `native` is true and it loads, node:crypto otherwise. */
+export declare function chooseEncryptPayload(native: boolean): typeof encryptPayload

@@ -10,6 +10,7 @@
 // HMACs of RFC 8291 §3.4 rather than three hkdfSync calls (which would run six
 // HMACs and copy through ArrayBuffers; measured ~3x slower for this step).
 import { createCipheriv, createECDH, createHmac, randomFillSync } from 'node:crypto'
+import { createRequire } from 'node:module'
 
 import {
   encryptedLength,
@@ -86,14 +87,20 @@ function hmac(key, ...data) {
  * MAX_PLAINTEXT_BYTES or the subscription keys are unusable.
  */
 export function encryptPayload(plaintext, subscription, options = {}) {
+  checkPlaintext(plaintext)
+  return encryptWithNode(plaintext, isPrepared(subscription) ? subscription : prepareSubscriptionKeys(subscription), options)
+}
+
+function checkPlaintext(plaintext) {
   if (plaintext.length > MAX_PLAINTEXT_BYTES) {
     throw new PushEncryptionError(
       'payload_too_large',
       `push payload is ${plaintext.length} bytes; at most ${MAX_PLAINTEXT_BYTES} fit in one 4096-byte record`,
     )
   }
-  const { uaPublic, authSecret } = isPrepared(subscription) ? subscription : prepareSubscriptionKeys(subscription)
+}
 
+function encryptWithNode(plaintext, { uaPublic, authSecret }, options) {
   const sender = createECDH('prime256v1')
   let asPublic
   if (options.senderKeys) {
@@ -140,4 +147,48 @@ export function encryptPayload(plaintext, subscription, options = {}) {
   offset += cipher.final().copy(body, offset)
   cipher.getAuthTag().copy(body, offset)
   return body
+}
+
+/** The OpenSSL addon (native/rfc8291.c), loaded at most once per thread; null where it was not built or does not load. */
+let nativeEncrypt
+
+/**
+ * encryptPayload through the OpenSSL addon: the same checks, errors and bytes,
+ * ~50 µs less CPU per push (docs/performance.md). Null when the addon is not available.
+ * @returns {typeof encryptPayload | null}
+ */
+export function nativeEncryptPayload() {
+  if (nativeEncrypt === undefined) {
+    try {
+      nativeEncrypt = wrapAddon(createRequire(import.meta.url)('./native/build/Release/rfc8291.node'))
+    } catch {
+      nativeEncrypt = null // not built (no compiler at install) or built for another platform: node:crypto does the work
+    }
+  }
+  return nativeEncrypt
+}
+
+function wrapAddon(addon) {
+  return function encryptPayloadNative(plaintext, subscription, options = {}) {
+    checkPlaintext(plaintext)
+    const { uaPublic, authSecret } = isPrepared(subscription) ? subscription : prepareSubscriptionKeys(subscription)
+    const salt = options.salt
+    if (salt && salt.length !== SALT_LENGTH) throw new Error('salt must be 16 bytes')
+    const sender = options.senderKeys
+    // ECDH.getPrivateKey() drops leading zero bytes; the addon takes the 32-byte scalar.
+    const senderPrivate = sender && Buffer.concat([Buffer.alloc(Math.max(0, 32 - sender.privateKey.length)), sender.privateKey])
+    const input = Buffer.isBuffer(plaintext) ? plaintext : Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength)
+    const body = addon.encrypt(input, uaPublic, authSecret, salt, senderPrivate, sender?.publicKey)
+    if (body === undefined) throw new PushEncryptionError('invalid_subscription_keys', 'p256dh is not a point on the P-256 curve')
+    return body
+  }
+}
+
+/**
+ * The encryption a thread uses, chosen once: the addon when `native` is true
+ * and it loads, node:crypto otherwise (HERALD_NATIVE_CRYPTO=false never loads it).
+ * @param {boolean} native
+ */
+export function chooseEncryptPayload(native) {
+  return (native && nativeEncryptPayload()) || encryptPayload
 }

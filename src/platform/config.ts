@@ -109,6 +109,8 @@ export interface Config {
   workerConcurrency: number
   /** Encryption threads; default one per core. 0 encrypts on the main thread. */
   encryptThreads: number | null
+  /** RFC 8291 through the OpenSSL addon when it was built at install; false: node:crypto only. Threads get it from EncryptPool. */
+  nativeCrypto: boolean
   pushTimeoutMs: number
   pushRetryBaseMs: number
   /** Connections per push service origin. */
@@ -217,6 +219,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     fanoutBatchSize: int(env, 'HERALD_FANOUT_BATCH_SIZE', DEFAULT_FANOUT_BATCH_SIZE, 1, 10_000),
     workerConcurrency: int(env, 'HERALD_WORKER_CONCURRENCY', DEFAULT_WORKER_CONCURRENCY, 1, 1000),
     encryptThreads: env.HERALD_ENCRYPT_THREADS ? int(env, 'HERALD_ENCRYPT_THREADS', 0, 0, 64) : null,
+    nativeCrypto: bool(env, 'HERALD_NATIVE_CRYPTO', true),
     pushTimeoutMs: int(env, 'HERALD_PUSH_TIMEOUT_MS', DEFAULT_PUSH_TIMEOUT_MS, 10, 600_000),
     pushRetryBaseMs: int(env, 'HERALD_PUSH_RETRY_BASE_MS', DEFAULT_PUSH_RETRY_BASE_MS, 1, 3_600_000),
     pushConnections: int(env, 'HERALD_PUSH_CONNECTIONS', DEFAULT_PUSH_CONNECTIONS, 1, 4096),
