@@ -44,7 +44,7 @@ const storages: Storage[] =
 
 buildHerald()
 console.log(`Herald benchmark: ${storages.join(' + ')} storage, node ${process.version}, ${process.platform}, ` +
-  `Herald run from ${process.env.BENCH_HERALD === 'source' ? 'src/ under tsx (BENCH_HERALD=source)' : 'its build, dist/ (npm run build)'}`)
+  `Herald run ${{ source: 'from src/ under tsx (BENCH_HERALD=source)', start: 'as npm start runs it (BENCH_HERALD=start: scripts/start.mjs)' }[process.env.BENCH_HERALD ?? ''] ?? 'from its build, dist/ (npm run build)'}`)
 
 if (values.only === undefined || values.only === 'fanout') {
   const cert = await makeCert()

@@ -115,16 +115,20 @@ export async function freePort(): Promise<number> {
 
 /**
  * How the bench runs Herald: the compiled build (`npm run build`, dist/src/main.js),
- * as a deployment does, unless BENCH_HERALD=source asks for src/main.ts under tsx
- * (what `npm start` runs: ~70 MB more resident, for tsx's loader thread).
+ * as a deployment does; BENCH_HERALD=start runs it as `npm start` does
+ * (scripts/start.mjs, which uses that same dist/ or compiles it with esbuild);
+ * BENCH_HERALD=source runs src/main.ts under tsx (how `npm start` ran Herald
+ * before, ~70 MB more resident for tsx's loader thread).
  */
 export const HERALD_ENTRY: string[] = process.env.BENCH_HERALD === 'source'
   ? ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]
-  : [path.join(ROOT, 'dist/src/main.js')]
+  : process.env.BENCH_HERALD === 'start'
+    ? [path.join(ROOT, 'scripts/start.mjs')]
+    : [path.join(ROOT, 'dist/src/main.js')]
 
-/** Builds dist/ when the bench runs the compiled Herald (always, so it matches src/). */
+/** Builds dist/ when the bench runs the compiled Herald with tsc (always, so it matches src/); `start` compiles its own. */
 export function buildHerald(): void {
-  if (process.env.BENCH_HERALD === 'source') return
+  if (process.env.BENCH_HERALD === 'source' || process.env.BENCH_HERALD === 'start') return
   execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
 }
 

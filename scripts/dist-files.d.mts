@@ -1,0 +1,7 @@
+export declare const ROOT: string
+export declare const DIST: string
+export declare function sourceFiles(): string[]
+export declare function sourceStamp(): string
+export declare function readStamp(dist?: string): string | undefined
+export declare function writeStamp(stamp: string, dist?: string): void
+export declare function copyRuntimeFiles(dist?: string): void
