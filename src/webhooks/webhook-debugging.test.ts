@@ -154,8 +154,11 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
 
   it('pages with limit and cursor, newest first, and refuses a malformed cursor', async () => {
     const hook = await register('https://hooks.example.com/paged')
-    // Ids 9 to 13: they cross a digit, so an order by their text would show.
-    await t.ctx.db.query(`SELECT setval(pg_get_serial_sequence('webhook_attempts', 'id'), 8)`)
+    // Ids that cross a digit (9-13, or 99-103 after earlier tests' attempts), so an order by their text would show.
+    const { rows } = await t.ctx.db.query<{ max: string | null }>(`SELECT max(id)::text AS max FROM webhook_attempts`)
+    let power = 10
+    while (power - 1 <= Number(rows[0].max ?? 0)) power *= 10
+    await t.ctx.db.query(`SELECT setval(pg_get_serial_sequence('webhook_attempts', 'id'), $1)`, [power - 2])
     for (let i = 1; i <= 5; i++) {
       await insertAttempt(t.ctx.db, {
         webhook_id: hook.id,
