@@ -65,10 +65,10 @@ const SegmentFilterSchema = Type.Unsafe<SegmentFilter>({
   type: 'object',
   additionalProperties: true,
   description:
-    'An expression tree (docs/segments.md). Nodes: { and: [...] }, { or: [...] }, { not: {...} }. Leaves: ' +
-    '{ tag: "age", gt: 10 } with one of eq, ne, in (array), exists (boolean), or one or more of gt, gte, lt, lte (numbers only); ' +
-    '{ group_id: "grp_…" }; { external_id: "alice" } or { external_id: { exists: true } }; ' +
-    '{ created_at: { gte: <Unix ms> } } and the same for last_seen_at (gt, gte, lt, lte); { push_service: "fcm" }. ' +
+    'An expression tree (docs/segments.md). Nodes: `{ and: [...] }`, `{ or: [...] }`, `{ not: {...} }`. Leaves: ' +
+    '`{ tag: "age", gt: 10 }` with one of eq, ne, in (array), exists (boolean), or one or more of gt, gte, lt, lte (numbers only); ' +
+    '`{ group_id: "grp_…" }`; `{ external_id: "alice" }` or `{ external_id: { exists: true } }`; ' +
+    '`{ created_at: { gte: <Unix ms> } }` and the same for last_seen_at (gt, gte, lt, lte); `{ push_service: "fcm" }`. ' +
     'Values are typed (10 is not "10"); ne matches a tag present with another value; not is the complement among active subscribers. ' +
     'At most 8 levels deep, 100 leaves, 100 values in an in list.',
 })
