@@ -26,10 +26,10 @@ export async function pruneAuditLog(
   db: Database,
   retentionDays: number,
   job: Pick<Job<'prune_audit_log'>, 'completeIn'>,
-  now = Date.now(),
+  batch = AUDIT_PRUNE_BATCH,
 ): Promise<number> {
-  const pruned = await pruneAuditEntries(db, new Date(now - retentionDays * 86_400_000), AUDIT_PRUNE_BATCH)
-  const next = new Date(Date.now() + (pruned === AUDIT_PRUNE_BATCH ? 0 : AUDIT_PRUNE_INTERVAL_MS))
+  const pruned = await pruneAuditEntries(db, new Date(Date.now() - retentionDays * 86_400_000), batch)
+  const next = new Date(Date.now() + (pruned === batch ? 0 : AUDIT_PRUNE_INTERVAL_MS))
   await db.transaction(async (tx) => {
     await job.completeIn(tx)
     await enqueue(tx, 'prune_audit_log', {}, { runAt: next, maxAttempts: NEVER_GIVE_UP })
