@@ -17,6 +17,7 @@ import { registerAdminRoutes } from './projects/admin.routes.ts'
 import { registerMeRoutes } from './projects/me.routes.ts'
 import { registerSessionRoutes } from './accounts/session.routes.ts'
 import { registerMembersRoutes } from './accounts/members.routes.ts'
+import { registerAuditRoutes } from './audit/audit.routes.ts'
 import { registerGroupsRoutes } from './groups/groups.routes.ts'
 import { registerSubscribeRoutes } from './subscribers/subscribe.routes.ts'
 import { registerSubscribersRoutes } from './subscribers/subscribers.routes.ts'
@@ -123,6 +124,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerMeRoutes(app, ctx)
   registerSessionRoutes(app, ctx)
   registerMembersRoutes(app, ctx)
+  registerAuditRoutes(app, ctx)
   registerGroupsRoutes(app, ctx)
   registerSubscribeRoutes(app, ctx)
   registerSubscribersRoutes(app, ctx)

@@ -12,6 +12,8 @@ import { hashPassword, passwordMatches } from './passwords.ts'
 import { normalizeEmail } from './sessions.service.ts'
 import { hashToken, isTokenShaped, newToken } from './tokens.ts'
 import { findMembership, findUserByEmail, putMembership, setPasswordHash, upsertUser } from './users.store.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 /** Long enough to reach someone over a weekend; short enough that a forgotten link in a chat goes stale. */
 export const INVITE_LIFETIME_MS = 72 * 3_600_000
@@ -40,6 +42,7 @@ export function inviteUrl(config: Pick<Config, 'publicUrl'>, token: string): str
 export async function createInvite(
   db: Database,
   config: Pick<Config, 'publicUrl'>,
+  audit: AuditContext,
   input: { projectId: string; email: string; role: Role; invitedBy: string | null },
 ): Promise<CreatedInvite> {
   const email = normalizeEmail(input.email)
@@ -52,6 +55,8 @@ export async function createInvite(
     const user = await upsertUser(tx, newId('usr'), email)
     if (await findMembership(tx, input.projectId, user.id)) throw new AppError('member_exists')
     await insertInvite(tx, { id, project_id: input.projectId, email, role: input.role, token_hash: hash, invited_by: input.invitedBy, expires_at: expiresAt })
+    // Who was invited and as what; never the link or its token.
+    await recordAudit(tx, { projectId: input.projectId, context: audit, action: 'member.invite', target: { type: 'user', id: user.id }, details: { email, role: input.role, invite_id: id } })
     return user
   })
   return { id, user_id: user.id, email, project_id: input.projectId, role: input.role, invite_url: inviteUrl(config, token), expires_at: expiresAt.getTime() }

@@ -9,6 +9,7 @@ import { bearerAuth } from '../projects/project-auth.ts'
 import { CreatedInvite, InviteBody, InviteParams, Member, MemberList, MemberParams, RoleBody } from './accounts.schemas.ts'
 import { createInvite } from './invites.service.ts'
 import { cancelInvite, changeRole, listMembers, removeMember } from './members.service.ts'
+import { auditContext } from '../audit/audit-context.ts'
 
 const tags = ['members']
 const security = [{ session: [] }]
@@ -33,7 +34,7 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
     },
   }, async (request, reply) => {
     const invitedBy = request.actor?.type === 'user' ? request.actor.id : null
-    const created = await createInvite(db, config, { projectId: request.project.id, email: request.body.email, role: request.body.role, invitedBy })
+    const created = await createInvite(db, config, auditContext(request), { projectId: request.project.id, email: request.body.email, role: request.body.role, invitedBy })
     return reply.code(201).send(created)
   })
 
@@ -41,7 +42,7 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
     onRequest,
     schema: { tags, security, summary: 'Revoke an open invite', params: InviteParams, response: { 200: Ok, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
   }, async (request) => {
-    await cancelInvite(db, request.project.id, request.params.id)
+    await cancelInvite(db, auditContext(request), request.project.id, request.params.id)
     return { ok: true as const }
   })
 
@@ -56,7 +57,7 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
       body: RoleBody,
       response: { 200: Member, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => changeRole(db, request.project.id, request.params.user_id, request.body.role))
+  }, async (request) => changeRole(db, auditContext(request), request.project.id, request.params.user_id, request.body.role))
 
   app.delete('/v1/members/:user_id', {
     onRequest,
@@ -69,7 +70,7 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
       response: { 200: Ok, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
-    await removeMember(db, request.project.id, request.params.user_id)
+    await removeMember(db, auditContext(request), request.project.id, request.params.user_id)
     return { ok: true as const }
   })
 }

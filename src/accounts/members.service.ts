@@ -5,6 +5,8 @@ import { AppError } from '../platform/errors.ts'
 import type { Role } from '../projects/access.ts'
 import { listOpenInvites, revokeInvite } from './invites.store.ts'
 import { deleteMembership, findMembership, listProjectMembers, lockOwners, updateMembershipRole } from './users.store.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 export interface MemberView {
   user_id: string
@@ -22,28 +24,33 @@ export async function listMembers(db: Database, projectId: string) {
 }
 
 /** Changes a member's role; 409 last_owner when it would leave the project without an owner. */
-export async function changeRole(db: Database, projectId: string, userId: string, role: Role): Promise<MemberView> {
+export async function changeRole(db: Database, audit: AuditContext, projectId: string, userId: string, role: Role): Promise<MemberView> {
   return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, projectId)
     const member = await findMembership(tx, projectId, userId)
     if (!member) throw new AppError('member_not_found')
     if (member.role === 'owner' && role !== 'owner' && owners.length <= 1) throw new AppError('last_owner')
     await updateMembershipRole(tx, projectId, userId, role)
+    await recordAudit(tx, { projectId, context: audit, action: 'member.role_change', target: { type: 'user', id: userId }, details: { email: member.email, from: member.role, to: role } })
     return { user_id: userId, email: member.email, role, created_at: member.created_at.getTime() }
   })
 }
 
 /** Removes a member (their sessions lose the project at once); 409 last_owner for the only owner. */
-export async function removeMember(db: Database, projectId: string, userId: string): Promise<void> {
+export async function removeMember(db: Database, audit: AuditContext, projectId: string, userId: string): Promise<void> {
   await db.transaction(async (tx) => {
     const owners = await lockOwners(tx, projectId)
     const member = await findMembership(tx, projectId, userId)
     if (!member) throw new AppError('member_not_found')
     if (member.role === 'owner' && owners.length <= 1) throw new AppError('last_owner')
     await deleteMembership(tx, projectId, userId)
+    await recordAudit(tx, { projectId, context: audit, action: 'member.remove', target: { type: 'user', id: userId }, details: { email: member.email, role: member.role } })
   })
 }
 
-export async function cancelInvite(db: Database, projectId: string, inviteId: string): Promise<void> {
-  if (!(await revokeInvite(db, projectId, inviteId, new Date()))) throw new AppError('invite_not_found')
+export async function cancelInvite(db: Database, audit: AuditContext, projectId: string, inviteId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (!(await revokeInvite(tx, projectId, inviteId, new Date()))) throw new AppError('invite_not_found')
+    await recordAudit(tx, { projectId, context: audit, action: 'invite.revoke', target: { type: 'invite', id: inviteId } })
+  })
 }

@@ -11,6 +11,7 @@ import {
 } from './broadcasts.schemas.ts'
 import { cancelBroadcast, getBroadcast, listBroadcastViews, stopBroadcast } from './broadcasts.service.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
+import { auditContext } from '../audit/audit-context.ts'
 
 export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
   const security = [{ apiKey: [] }]
@@ -58,7 +59,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await cancelBroadcast(ctx.db, request.project.id, request.params.id)
+      await cancelBroadcast(ctx.db, auditContext(request), request.project.id, request.params.id)
       return { ok: true } as const
     },
   )
@@ -80,7 +81,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      await stopBroadcast(ctx.db, request.project.id, request.params.id)
+      await stopBroadcast(ctx.db, auditContext(request), request.project.id, request.params.id)
       return { ok: true } as const
     },
   )

@@ -8,6 +8,8 @@ import { findBroadcast, listBroadcasts, type BroadcastRecord } from './broadcast
 import { cancel, stop, STOPPABLE } from './broadcast-state.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
 import { readPage } from '../platform/paging.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 const DEFAULT_PAGE_SIZE = 50
 
@@ -87,10 +89,15 @@ export async function listBroadcastViews(
   return { broadcasts: rows.map(toBroadcastView), next_cursor }
 }
 
-export async function cancelBroadcast(q: Queryable, projectId: string, id: string): Promise<void> {
+export async function cancelBroadcast(db: Database, audit: AuditContext, projectId: string, id: string): Promise<void> {
   if (!isId('bdc', id)) throw notFound(id)
-  if (await cancel(q, projectId, id)) return
-  const row = await findBroadcast(q, projectId, id)
+  const canceled = await db.transaction(async (tx) => {
+    if (!(await cancel(tx, projectId, id))) return false
+    await recordAudit(tx, { projectId, context: audit, action: 'broadcast.cancel', target: { type: 'broadcast', id } })
+    return true
+  })
+  if (canceled) return
+  const row = await findBroadcast(db, projectId, id)
   if (!row) throw notFound(id)
   throw new AppError('broadcast_not_cancelable', `Broadcast ${id} is ${row.status}; only a scheduled broadcast can be canceled.`)
 }
@@ -99,9 +106,16 @@ export async function cancelBroadcast(q: Queryable, projectId: string, id: strin
  * Stops a scheduled, pending or sending broadcast: nothing more is pushed
  * (broadcast-state.ts stop). Another project's broadcast is not found.
  */
-export async function stopBroadcast(db: Database, projectId: string, id: string): Promise<void> {
+export async function stopBroadcast(db: Database, audit: AuditContext, projectId: string, id: string): Promise<void> {
   if (!isId('bdc', id)) throw notFound(id)
-  const was = await db.transaction((tx) => stop(tx, projectId, id))
+  const was = await db.transaction(async (tx) => {
+    const status = await stop(tx, projectId, id)
+    // Recorded only when it stopped something; `was` tells the status it had.
+    if (status !== null && STOPPABLE.includes(status)) {
+      await recordAudit(tx, { projectId, context: audit, action: 'broadcast.stop', target: { type: 'broadcast', id }, details: { was: status } })
+    }
+    return status
+  })
   if (was === null) throw notFound(id)
   if (!STOPPABLE.includes(was)) {
     throw new AppError('broadcast_not_stoppable', `Broadcast ${id} is ${was}; only a scheduled, pending or sending broadcast can be stopped.`)

@@ -10,6 +10,7 @@ import type { AuthedProject } from '../projects/project-auth.ts'
 import type { BroadcastSource, SendBody, SendResponse } from './broadcasts.schemas.ts'
 import { completeKey, releaseKey, reserveKey } from './idempotency-keys.store.ts'
 import { sendBroadcast, type SendDeps, type SendOptions } from './send.service.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
 
 /** How long a key and its answer are kept (and the key may not be used for another body). */
 export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000
@@ -56,6 +57,7 @@ export async function sendIdempotently(
   project: AuthedProject,
   body: SendBody,
   key: string,
+  audit: AuditContext,
   options: SendOptions & { source: BroadcastSource },
 ): Promise<IdempotentAnswer> {
   const { db } = deps
@@ -80,7 +82,8 @@ export async function sendIdempotently(
   }
 
   try {
-    const response = await sendBroadcast(deps, project, body, {
+    // A replay returned above: only the first send is recorded in the audit log.
+    const response = await sendBroadcast(deps, project, body, audit, {
       ...options,
       recordIn: async (tx, answer) => {
         // First in the send's transaction: a request that lost its key commits nothing.

@@ -8,6 +8,7 @@ import { sendIdempotently } from './idempotent-send.ts'
 import { DryRunResponse } from './dry-run.schemas.ts'
 import { dryRunSend } from './dry-run.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
+import { auditContext } from '../audit/audit-context.ts'
 
 /**
  * A 1 MB image and a 256 KB icon as base64 data URLs take about 1.7 MB of
@@ -50,8 +51,10 @@ export function registerSendRoutes(app: App, ctx: AppContext): void {
       const source = request.headers['x-herald-source'] ?? 'api'
       const key = request.headers['idempotency-key']
       // A dry run creates nothing, so there is nothing to replay: it ignores the key (docs/decisions.md "Idempotent sends").
-      if (key === undefined) return reply.code(202).send(await sendBroadcast(ctx, request.project, request.body, { source }))
-      const answer = await sendIdempotently(ctx, request.project, request.body, key, { source })
+      // Nor is it recorded in the audit log: it changes nothing.
+      const audit = auditContext(request)
+      if (key === undefined) return reply.code(202).send(await sendBroadcast(ctx, request.project, request.body, audit, { source }))
+      const answer = await sendIdempotently(ctx, request.project, request.body, key, audit, { source })
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(answer.status as 202).send(answer.body)
     },

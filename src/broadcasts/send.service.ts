@@ -15,6 +15,8 @@ import { groupExists, projectGroupIds } from '../groups/groups.store.ts'
 import { checkSegmentFilter } from './segment-filter.ts'
 import { countAudience } from './audience.store.ts'
 import { checkPushBudget, reservePushes } from './push-budget.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
 export const MAX_SCHEDULE_AHEAD_MS = 90 * 24 * 60 * 60 * 1000
@@ -145,7 +147,7 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Send
   return { url, runAt, fireAt, cap, audience }
 }
 
-export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, options: SendOptions = {}): Promise<SendResponse> {
+export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, audit: AuditContext, options: SendOptions = {}): Promise<SendResponse> {
   const { db, config } = deps
   const now = options.now ?? Date.now()
   const notification = body.notification
@@ -189,6 +191,14 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
     })
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
+    // What was aimed at whom, not what it said: the title and body stay on the broadcast.
+    await recordAudit(tx, {
+      projectId: project.id,
+      context: audit,
+      action: runAt ? 'broadcast.schedule' : 'broadcast.send',
+      target: { type: 'broadcast', id },
+      details: { target: target.type, audience, source: options.source ?? 'api', ...(runAt ? { scheduled_at: runAt.getTime() } : {}) },
+    })
   })
 
   return answer

@@ -178,6 +178,17 @@ describe('herald/client', () => {
     expect(view.expected_finish_at).toBe(at + view.audience * 1000)
   })
 
+  it('auditLog.list: the changes above, newest first, with filters and a cursor; the route is in /openapi.json', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { parameters?: Array<{ name: string }> }>> }
+    expect(doc.paths['/v1/audit-log'].get.parameters?.map((p) => p.name).sort()).toEqual(['action', 'actor_id', 'cursor', 'limit', 'since', 'target_id', 'until'])
+    const page = await client.auditLog.list({ action: 'group.', limit: 1 })
+    expect(page.entries).toHaveLength(1)
+    expect(page.entries[0]).toMatchObject({ action: expect.stringMatching(/^group\./), actor: { type: 'key', id: project.apiKeyId } })
+    expect(page.next_cursor).toBe(page.entries[0].id)
+    const next = await client.auditLog.list({ action: 'group.', limit: 1, cursor: page.next_cursor! })
+    expect(next.entries[0].id < page.entries[0].id).toBe(true)
+  })
+
   it('every route of ROUTES was called by the tests above', () => {
     for (const [name, [method, template]] of Object.entries(ROUTES)) {
       const pattern = new RegExp(`^${method} ${template.replace(/\{\w+\}/g, '[^/]+')}$`)

@@ -9,6 +9,7 @@ import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
 import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
+import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -27,6 +28,11 @@ export type SubscriberPage = Static<typeof SubscriberList>
 export type ListSubscribersOptions = Partial<ListSubscribersQuery>
 export type SetTagsRequest = TagsPatchBody
 export type { SegmentFilter }
+/** One audit log entry: who (user, key or operator), what, the target, when and from where. */
+export type AuditEntry = AuditEntryView
+export type AuditPage = AuditList
+/** Filters of GET /v1/audit-log: actor_id, action (exact, or a prefix ending with a dot), target_id, since/until (Unix ms). */
+export type ListAuditOptions = Partial<ListAuditQuery>
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -48,6 +54,7 @@ export const ROUTES = {
   eraseSubscribersByExternalId: ['DELETE', '/v1/subscribers/by-external-id/{external_id}'],
   setSubscriberTags: ['PATCH', '/v1/subscribers/{sid}'],
   setUserTags: ['PATCH', '/v1/subscribers/by-external-id/{external_id}'],
+  listAuditLog: ['GET', '/v1/audit-log'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -164,6 +171,10 @@ export function createHeraldClient(options: HeraldClientOptions) {
       /** The same for every device of one user; resolves to how many were updated (404 subscriber_not_found when none). */
       setTagsByExternalId: async (externalId: string, body: SetTagsRequest) =>
         (await call<Static<typeof Updated>>('setUserTags', { params: { external_id: externalId }, body })).updated,
+    },
+    auditLog: {
+      /** One page of the project's audit log, newest first (a full API key, or an owner's or admin's session). */
+      list: (query: ListAuditOptions = {}) => call<AuditPage>('listAuditLog', { query }),
     },
   }
 }

@@ -15,6 +15,7 @@ import {
 } from './groups.schemas.ts'
 import * as service from './groups.service.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
+import { auditContext } from '../audit/audit-context.ts'
 
 const tags = ['groups']
 const security = [{ apiKey: [] }]
@@ -37,7 +38,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       response: { 201: CreatedId, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
   }, async (request, reply) => {
-    const id = await service.createGroup(ctx.db, request.project, request.body)
+    const id = await service.createGroup(ctx.db, auditContext(request), request.project, request.body)
     return reply.code(201).send({ id })
   })
 
@@ -53,7 +54,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       response: { 200: Ok, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
-    await service.updateGroup(ctx.db, request.project.id, request.params.id, request.body)
+    await service.updateGroup(ctx.db, auditContext(request), request.project.id, request.params.id, request.body)
     return { ok: true as const }
   })
 
@@ -68,7 +69,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
-    await service.deleteGroup(ctx.db, request.project.id, request.params.id)
+    await service.deleteGroup(ctx.db, auditContext(request), request.project.id, request.params.id)
     return { ok: true as const }
   })
 
@@ -83,7 +84,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       body: AddMembersBody,
       response: { 200: Added, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => ({ added: await service.addMembers(ctx.db, request.project.id, request.params.id, request.body) }))
+  }, async (request) => ({ added: await service.addMembers(ctx.db, auditContext(request), request.project.id, request.params.id, request.body) }))
 
   app.delete('/v1/groups/:id/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'groups:write'),
@@ -96,7 +97,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
       response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
-    await service.removeMember(ctx.db, request.project.id, request.params.id, request.params.sid)
+    await service.removeMember(ctx.db, auditContext(request), request.project.id, request.params.id, request.params.sid)
     return { ok: true as const }
   })
 }

@@ -7,6 +7,8 @@ import { howToLift, nextPlan } from '../projects/plans.ts'
 import type { AuthedProject } from '../projects/project-auth.ts'
 import type { AddMembersBody, CreateGroupBody, Group, UpdateGroupBody } from './groups.schemas.ts'
 import * as store from './groups.store.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 function notFound(groupId: string): AppError {
   return new AppError('group_not_found', `No group ${groupId} in this project.`)
@@ -32,7 +34,7 @@ export async function listGroups(q: Queryable, projectId: string): Promise<Group
  * two concurrent creates cannot both pass the count at cap - 1. The
  * UNIQUE (project_id, name) constraint settles concurrent same-name creates.
  */
-export async function createGroup(db: Database, project: AuthedProject, body: CreateGroupBody): Promise<string> {
+export async function createGroup(db: Database, audit: AuditContext, project: AuthedProject, body: CreateGroupBody): Promise<string> {
   const id = newId('grp')
   const cap = project.effectiveLimits.groups
   try {
@@ -42,6 +44,7 @@ export async function createGroup(db: Database, project: AuthedProject, body: Cr
         throw new AppError('group_limit_reached', `The project is at its plan's cap of ${cap} groups. ${howToLift(project.id, { limit: 'groups', plan: nextPlan(project.plan) })}`, { limit: cap })
       }
       await store.insertGroup(tx, { id, project_id: project.id, name: body.name, description: body.description ?? null })
+      await recordAudit(tx, { projectId: project.id, context: audit, action: 'group.create', target: { type: 'group', id }, details: { name: body.name } })
     })
   } catch (err) {
     if (store.isUniqueViolation(err)) throw nameTaken(body.name)
@@ -50,34 +53,51 @@ export async function createGroup(db: Database, project: AuthedProject, body: Cr
   return id
 }
 
-/** Renames and/or redescribes; neither field given changes nothing but still needs the group to exist. */
-export async function updateGroup(db: Database, projectId: string, groupId: string, body: UpdateGroupBody): Promise<void> {
+/**
+ * Renames and/or redescribes; neither field given changes nothing (and is not
+ * recorded) but still needs the group to exist.
+ */
+export async function updateGroup(db: Database, audit: AuditContext, projectId: string, groupId: string, body: UpdateGroupBody): Promise<void> {
   if (!isId('grp', groupId)) throw notFound(groupId)
   if (body.name === undefined && body.description === undefined) {
     if (!(await store.groupExists(db, projectId, groupId))) throw notFound(groupId)
     return
   }
-  let found: boolean
   try {
-    found = await store.updateGroup(db, projectId, groupId, { name: body.name, description: body.description })
+    await db.transaction(async (tx) => {
+      if (!(await store.updateGroup(tx, projectId, groupId, { name: body.name, description: body.description }))) throw notFound(groupId)
+      // The new name (a label, as on create); a description is free text and only named as changed.
+      const fields = [...(body.name !== undefined ? ['name'] : []), ...(body.description !== undefined ? ['description'] : [])]
+      await recordAudit(tx, { projectId, context: audit, action: 'group.update', target: { type: 'group', id: groupId }, details: { fields, ...(body.name !== undefined ? { name: body.name } : {}) } })
+    })
   } catch (err) {
     if (store.isUniqueViolation(err) && body.name !== undefined) throw nameTaken(body.name)
     throw err
   }
-  if (!found) throw notFound(groupId)
 }
 
-export async function deleteGroup(db: Database, projectId: string, groupId: string): Promise<void> {
-  if (!isId('grp', groupId) || !(await store.deleteGroup(db, projectId, groupId))) throw notFound(groupId)
+export async function deleteGroup(db: Database, audit: AuditContext, projectId: string, groupId: string): Promise<void> {
+  if (!isId('grp', groupId)) throw notFound(groupId)
+  await db.transaction(async (tx) => {
+    if (!(await store.deleteGroup(tx, projectId, groupId))) throw notFound(groupId)
+    await recordAudit(tx, { projectId, context: audit, action: 'group.delete', target: { type: 'group', id: groupId } })
+  })
 }
 
-/** Returns how many memberships were actually inserted (api.md 4.5). */
-export async function addMembers(db: Database, projectId: string, groupId: string, body: AddMembersBody): Promise<number> {
+/**
+ * Returns how many memberships were actually inserted (api.md 4.5). One audit
+ * entry for the whole request, with how many ids were given and how many were
+ * added; the ids themselves are not copied into the log.
+ */
+export async function addMembers(db: Database, audit: AuditContext, projectId: string, groupId: string, body: AddMembersBody): Promise<number> {
   if (!isId('grp', groupId) || !(await store.groupExists(db, projectId, groupId))) throw notFound(groupId)
   const ids = body.subscriber_ids.filter((id) => isId('sub', id))
-  if (ids.length === 0) return 0
   try {
-    return await store.addMembers(db, projectId, groupId, ids)
+    return await db.transaction(async (tx) => {
+      const added = ids.length === 0 ? 0 : await store.addMembers(tx, projectId, groupId, ids)
+      await recordAudit(tx, { projectId, context: audit, action: 'group.members.add', target: { type: 'group', id: groupId }, details: { requested: body.subscriber_ids.length, count: added } })
+      return added
+    })
   } catch (err) {
     // The group was deleted between the check and the insert.
     if (store.isForeignKeyViolation(err)) throw notFound(groupId)
@@ -86,7 +106,11 @@ export async function addMembers(db: Database, projectId: string, groupId: strin
 }
 
 /** Removes one membership; a subscriber that was not a member is not an error (api.md 4.6 lists only group_not_found). */
-export async function removeMember(db: Database, projectId: string, groupId: string, subscriberId: string): Promise<void> {
+export async function removeMember(db: Database, audit: AuditContext, projectId: string, groupId: string, subscriberId: string): Promise<void> {
   if (!isId('grp', groupId) || !(await store.groupExists(db, projectId, groupId))) throw notFound(groupId)
-  await store.removeMember(db, groupId, subscriberId)
+  await db.transaction(async (tx) => {
+    const removed = await store.removeMember(tx, groupId, subscriberId)
+    // The subscriber's id only when it was a member of this group: whatever else was given is not echoed into the log.
+    await recordAudit(tx, { projectId, context: audit, action: 'group.members.remove', target: { type: 'group', id: groupId }, details: removed > 0 ? { subscriber_id: subscriberId, count: removed } : { count: 0 } })
+  })
 }

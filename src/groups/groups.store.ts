@@ -121,6 +121,7 @@ export async function joinGroups(q: Queryable, projectId: string, subscriberId: 
   return result.rowCount
 }
 
-export async function removeMember(q: Queryable, groupId: string, subscriberId: string): Promise<void> {
-  await q.query('DELETE FROM group_members WHERE group_id = $1 AND subscriber_id = $2', [groupId, subscriberId])
+/** Returns 1 when the subscriber was a member, else 0. */
+export async function removeMember(q: Queryable, groupId: string, subscriberId: string): Promise<number> {
+  return (await q.query('DELETE FROM group_members WHERE group_id = $1 AND subscriber_id = $2', [groupId, subscriberId])).rowCount
 }

@@ -79,6 +79,9 @@ export const DEFAULT_SESSION_IDLE_MINUTES = 12 * 60
 /** A dashboard session ends this long after sign-in whatever its use (HERALD_SESSION_MAX_DAYS): a stolen cookie is not good for ever. */
 export const DEFAULT_SESSION_MAX_DAYS = 14
 
+/** Audit log entries are kept this long, then pruned (HERALD_AUDIT_RETENTION_DAYS): a year covers an annual review. */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365
+
 export type Role = 'api' | 'worker' | 'all'
 
 /** pretty: one readable line per event (pino-pretty); json: one JSON object per line (pino's own), for log collectors. */
@@ -131,6 +134,8 @@ export interface Config {
   /** Dashboard sessions: idle and absolute lifetimes, in ms. */
   sessionIdleMs: number
   sessionMaxMs: number
+  /** Days an audit log entry is kept (1 to 3650). */
+  auditRetentionDays: number
 }
 
 export class ConfigError extends Error {}
@@ -236,5 +241,6 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     dbConnectTimeoutMs: int(env, 'HERALD_DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS, 100, 600_000),
     sessionIdleMs: int(env, 'HERALD_SESSION_IDLE_MINUTES', DEFAULT_SESSION_IDLE_MINUTES, 1, 30 * 24 * 60) * 60_000,
     sessionMaxMs: int(env, 'HERALD_SESSION_MAX_DAYS', DEFAULT_SESSION_MAX_DAYS, 1, 365) * 86_400_000,
+    auditRetentionDays: int(env, 'HERALD_AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS, 1, 3650),
   }
 }

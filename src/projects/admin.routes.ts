@@ -33,6 +33,7 @@ import {
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 import { CreatedInvite, InviteBody } from '../accounts/accounts.schemas.ts'
 import { createInvite } from '../accounts/invites.service.ts'
+import { auditContext, OPERATOR } from '../audit/audit-context.ts'
 
 const tags = ['admin']
 const security = [{ adminToken: [] }]
@@ -79,7 +80,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
         response: { 200: Project, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       },
     },
-    async (request) => updateProjectSettings(db, config, request.params.id, request.body),
+    async (request) => updateProjectSettings(db, config, auditContext(request, OPERATOR), request.params.id, request.body),
   )
 
   app.get(
@@ -99,14 +100,14 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       },
       schema: { tags, security, summary: 'Create an API key', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
     },
-    async (request, reply) => reply.code(201).send(await createProjectApiKey(db, request.params.id, request.body?.name ?? null)),
+    async (request, reply) => reply.code(201).send(await createProjectApiKey(db, auditContext(request, OPERATOR), request.params.id, request.body?.name ?? null)),
   )
 
   app.delete(
     '/admin/v1/projects/:id/api-keys/:key_id',
     { onRequest, schema: { tags, security, summary: 'Revoke an API key at once', params: ProjectKeyParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody } } },
     async (request) => {
-      await revokeProjectApiKey(db, request.params.id, request.params.key_id)
+      await revokeProjectApiKey(db, auditContext(request, OPERATOR), request.params.id, request.params.key_id)
       return { ok: true as const }
     },
   )
@@ -125,6 +126,6 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await createInvite(db, config, { projectId: request.params.id, email: request.body.email, role: request.body.role, invitedBy: null })),
+      reply.code(201).send(await createInvite(db, config, auditContext(request, OPERATOR), { projectId: request.params.id, email: request.body.email, role: request.body.role, invitedBy: null })),
   )
 }

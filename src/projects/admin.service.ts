@@ -30,6 +30,8 @@ import {
 } from './projects.store.ts'
 import { projectUsage, type ProjectUsage } from './usage.store.ts'
 import { readPage } from '../platform/paging.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 export const DEFAULT_PAGE_SIZE = 50
 
@@ -116,7 +118,7 @@ export async function resolveDefaultIcon(db: Database, config: Config, value: st
   }
 }
 
-export async function updateProjectSettings(db: Database, config: Config, id: string, body: UpdateProjectBody): Promise<Project> {
+export async function updateProjectSettings(db: Database, config: Config, audit: AuditContext, id: string, body: UpdateProjectBody): Promise<Project> {
   await requireProject(db, id)
   // A data-URL icon is checked and stored before the row is locked; an HTTPS URL comes back as given.
   const defaultIcon =
@@ -126,18 +128,32 @@ export async function updateProjectSettings(db: Database, config: Config, id: st
   const row = await db.transaction(async (tx) => {
     const current = await findProjectForUpdate(tx, id)
     if (!current) throw new AppError('project_not_found', `No project ${id}.`)
-    return updateProject(tx, id, {
+    const updated = await updateProject(tx, id, {
       plan: body.plan,
       default_icon: defaultIcon,
       limits: body.limits === undefined ? undefined : mergeOverrides(storedOverrides(current), body.limits),
     })
+    const fields = (['plan', 'default_icon', 'limits'] as const).filter((field) => body[field] !== undefined)
+    await recordAudit(tx, {
+      projectId: id,
+      context: audit,
+      action: 'project.update',
+      target: { type: 'project', id },
+      details: { fields, ...(body.plan !== undefined ? { plan: body.plan } : {}), ...(defaultIcon !== undefined ? { default_icon: defaultIcon } : {}), ...(body.limits !== undefined ? { limits: body.limits } : {}) },
+    })
+    return updated
   })
   if (!row) throw new AppError('project_not_found', `No project ${id}.`)
   return projectJson(row, await projectUsage(db, id))
 }
 
-export async function createProjectApiKey(db: Database, projectId: string, name: string | null): Promise<CreatedApiKey> {
-  const created = await createApiKey(db, projectId, name)
+export async function createProjectApiKey(db: Database, audit: AuditContext, projectId: string, name: string | null): Promise<CreatedApiKey> {
+  const created = await db.transaction(async (tx) => {
+    const key = await createApiKey(tx, projectId, name)
+    // The key's name; never the key (it is shown once, to its maker).
+    await recordAudit(tx, { projectId, context: audit, action: 'api_key.create', target: { type: 'api_key', id: key.id }, details: { name } })
+    return key
+  })
   return { id: created.id, api_key: created.key }
 }
 
@@ -155,9 +171,15 @@ export async function listProjectApiKeys(db: Database, projectId: string): Promi
 }
 
 /** Revokes the key at once. Revoking a key already revoked succeeds again (the outcome is the same). */
-export async function revokeProjectApiKey(db: Database, projectId: string, keyId: string): Promise<void> {
+export async function revokeProjectApiKey(db: Database, audit: AuditContext, projectId: string, keyId: string): Promise<void> {
   await requireProject(db, projectId)
-  if (await revokeApiKey(db, projectId, keyId)) return
+  // Recorded when it revoked the key; revoking it again changes nothing and records nothing.
+  const revoked = await db.transaction(async (tx) => {
+    if (!(await revokeApiKey(tx, projectId, keyId))) return false
+    await recordAudit(tx, { projectId, context: audit, action: 'api_key.revoke', target: { type: 'api_key', id: keyId } })
+    return true
+  })
+  if (revoked) return
   if (!(await findApiKey(db, projectId, keyId))) {
     throw new AppError('api_key_not_found', `No API key ${keyId} in project ${projectId}.`)
   }

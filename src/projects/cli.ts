@@ -11,6 +11,7 @@ import { validationIssues } from '../platform/http/errors.ts'
 import { validatorCompiler } from '../platform/http/validation.ts'
 import { InviteBody } from '../accounts/accounts.schemas.ts'
 import { createInvite } from '../accounts/invites.service.ts'
+import { CLI_AUDIT_CONTEXT } from '../audit/audit-context.ts'
 import {
   CreateApiKeyBody,
   CreateProjectBody,
@@ -117,7 +118,7 @@ async function projects(db: Database, config: Config, sub: string | undefined, a
       const icon = values['default-icon'] as string | undefined
       if (icon !== undefined) body.default_icon = icon === 'null' ? null : icon
       if (values.limit !== undefined) body.limits = parseLimits(values.limit as string[])
-      return updateProjectSettings(db, config, positionals[0], check(UpdateProjectBody, body))
+      return updateProjectSettings(db, config, CLI_AUDIT_CONTEXT, positionals[0], check(UpdateProjectBody, body))
     }
     default:
       throw new UsageError(`unknown command "projects ${sub ?? ''}"; expected create, list, get or update`)
@@ -129,7 +130,7 @@ async function keys(db: Database, sub: string | undefined, args: string[]): Prom
     case 'create': {
       const { values, positionals } = parse(args, { name: { type: 'string' } }, ['PROJECT_ID'])
       const body = check<CreateApiKeyBody>(CreateApiKeyBody, values.name === undefined ? {} : { name: values.name })
-      return createProjectApiKey(db, positionals[0], body.name ?? null)
+      return createProjectApiKey(db, CLI_AUDIT_CONTEXT, positionals[0], body.name ?? null)
     }
     case 'list': {
       const { positionals } = parse(args, {}, ['PROJECT_ID'])
@@ -137,7 +138,7 @@ async function keys(db: Database, sub: string | undefined, args: string[]): Prom
     }
     case 'revoke': {
       const { positionals } = parse(args, {}, ['PROJECT_ID', 'KEY_ID'])
-      await revokeProjectApiKey(db, positionals[0], positionals[1])
+      await revokeProjectApiKey(db, CLI_AUDIT_CONTEXT, positionals[0], positionals[1])
       return { ok: true }
     }
     default:
@@ -150,7 +151,7 @@ async function users(db: Database, config: Config, sub: string | undefined, args
   const { values } = parse(args, { email: { type: 'string' }, project: { type: 'string' }, role: { type: 'string' } }, [])
   for (const name of ['email', 'project', 'role']) if (values[name] === undefined) throw new UsageError(`--${name} is required`)
   const body = check<InviteBody>(InviteBody, { email: values.email, role: values.role })
-  return createInvite(db, config, { projectId: values.project as string, email: body.email, role: body.role, invitedBy: null })
+  return createInvite(db, config, CLI_AUDIT_CONTEXT, { projectId: values.project as string, email: body.email, role: body.role, invitedBy: null })
 }
 
 /** node:util parseArgs throws a TypeError with an ERR_PARSE_ARGS_* code for unknown or malformed options. */

@@ -3,6 +3,7 @@
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { AppError } from '../platform/errors.ts'
+import { auditContext } from '../audit/audit-context.ts'
 import { bearerAuth, enforceProjectRateLimit, projectFromQuery } from './project-auth.ts'
 import { PATCH_PROJECT_BODY_LIMIT } from './admin.schemas.ts'
 import { describeProject, updateOwnProject } from './me.service.ts'
@@ -38,7 +39,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
       body: UpdateMeBody,
       response: { 200: MeResponse, 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => updateOwnProject(ctx.db, ctx.config, request.project, request.body))
+  }, async (request) => updateOwnProject(ctx.db, ctx.config, auditContext(request), request.project, request.body))
 
   app.get('/v1/vapid-public-key', {
     schema: {

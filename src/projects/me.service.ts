@@ -8,6 +8,8 @@ import { resolveDefaultIcon } from './admin.service.ts'
 import type { MeResponse, UpdateMeBody } from './me.schemas.ts'
 import { updateProject } from './projects.store.ts'
 import { projectUsage } from './usage.store.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 export async function describeProject(q: Queryable, project: AuthedProject): Promise<MeResponse> {
   const usage = await projectUsage(q, project.id)
@@ -31,9 +33,13 @@ export async function describeProject(q: Queryable, project: AuthedProject): Pro
  * as the operator's PATCH /admin/v1/projects/:id (a data URL is stored first,
  * so a refused icon changes nothing).
  */
-export async function updateOwnProject(db: Database, config: Config, project: AuthedProject, body: UpdateMeBody): Promise<MeResponse> {
+export async function updateOwnProject(db: Database, config: Config, audit: AuditContext, project: AuthedProject, body: UpdateMeBody): Promise<MeResponse> {
   const defaultIcon = body.default_icon === null ? null : await resolveDefaultIcon(db, config, body.default_icon)
-  const row = await updateProject(db, project.id, { default_icon: defaultIcon })
-  if (!row) throw new AppError('project_not_found')
+  const row = await db.transaction(async (tx) => {
+    const updated = await updateProject(tx, project.id, { default_icon: defaultIcon })
+    if (!updated) throw new AppError('project_not_found')
+    await recordAudit(tx, { projectId: project.id, context: audit, action: 'project.update', target: { type: 'project', id: project.id }, details: { fields: ['default_icon'], default_icon: defaultIcon } })
+    return updated
+  })
   return describeProject(db, { ...project, default_icon: row.default_icon })
 }

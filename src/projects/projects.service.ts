@@ -44,8 +44,9 @@ export async function addApiKey(q: Queryable, projectId: string, name: string | 
   return { id, key: generated.key }
 }
 
-export async function createApiKey(db: Database, projectId: string, name: string | null): Promise<{ id: string; key: string }> {
-  const project = await findProjectById(db, projectId)
+/** A new key for an existing project (404 project_not_found otherwise), with q (the caller's transaction, to record it in the audit log). */
+export async function createApiKey(q: Queryable, projectId: string, name: string | null): Promise<{ id: string; key: string }> {
+  const project = await findProjectById(q, projectId)
   if (!project) throw new AppError('project_not_found')
-  return addApiKey(db, projectId, name)
+  return addApiKey(q, projectId, name)
 }

@@ -17,6 +17,7 @@ import {
   Updated,
 } from './subscribers.schemas.ts'
 import * as service from './subscribers.service.ts'
+import { auditContext } from '../audit/audit-context.ts'
 import * as store from './subscribers.store.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
 
@@ -65,7 +66,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       body: TagsPatchBody,
       response: { 200: Subscriber, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => service.patchTags(ctx.db, request.project.id, request.params.sid, request.body))
+  }, async (request) => service.patchTags(ctx.db, auditContext(request), request.project.id, request.params.sid, request.body))
 
   app.patch('/v1/subscribers/by-external-id/:external_id', {
     onRequest: bearerAuth(ctx, 'subscribers:tags'),
@@ -78,7 +79,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       body: TagsPatchBody,
       response: { 200: Updated, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => ({ updated: await service.patchTagsByExternalId(ctx.db, request.project.id, request.params.external_id, request.body) }))
+  }, async (request) => ({ updated: await service.patchTagsByExternalId(ctx.db, auditContext(request), request.project.id, request.params.external_id, request.body) }))
 
   // Static paths before /:sid: find-my-way prefers them, so "by-endpoint" is never read as an id.
   app.delete('/v1/subscribers/by-endpoint', {
@@ -91,7 +92,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       body: EraseByEndpointBody,
       response: { 200: Deleted, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => ({ deleted: await store.deleteByEndpoint(ctx.db, request.project.id, request.body.endpoint) }))
+  }, async (request) => ({ deleted: await service.eraseByEndpoint(ctx.db, auditContext(request), request.project.id, request.body.endpoint) }))
 
   app.delete('/v1/subscribers/by-external-id/:external_id', {
     onRequest: bearerAuth(ctx, 'subscribers:write'),
@@ -103,7 +104,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       params: ExternalIdParams,
       response: { 200: Deleted, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => ({ deleted: await store.deleteByExternalId(ctx.db, request.project.id, request.params.external_id) }))
+  }, async (request) => ({ deleted: await service.eraseByExternalId(ctx.db, auditContext(request), request.project.id, request.params.external_id) }))
 
   app.delete('/v1/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'subscribers:write'),
@@ -115,5 +116,5 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       params: SubscriberParams,
       response: { 200: Deleted, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => ({ deleted: await service.eraseById(ctx.db, request.project.id, request.params.sid) }))
+  }, async (request) => ({ deleted: await service.eraseById(ctx.db, auditContext(request), request.project.id, request.params.sid) }))
 }

@@ -5,6 +5,8 @@ import { isId } from '../platform/ids.ts'
 import { PAGE_LIMIT_DEFAULT, TAGS_MAX, type ListSubscribersQuery, type Subscriber, type TagsPatchBody } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
 import { readPage } from '../platform/paging.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit, type AuditEntry } from '../audit/audit.store.ts'
 
 function toSubscriber(row: store.SubscriberWithGroups): Subscriber {
   return {
@@ -56,10 +58,40 @@ export async function getSubscriber(db: Database, projectId: string, id: string)
   return toSubscriber(row)
 }
 
-export async function eraseById(db: Database, projectId: string, id: string): Promise<number> {
-  const deleted = isId('sub', id) ? await store.deleteById(db, projectId, id) : 0
-  if (deleted === 0) throw notFound(id)
-  return deleted
+// Erasures are recorded with what was erased: the subscriber's id, or the
+// external_id whose devices went (kept as the proof of the erasure, pruned
+// with the log). An endpoint is never copied into the log, and an id that
+// matched nothing in the project is not echoed into it (target null).
+
+export async function eraseById(db: Database, audit: AuditContext, projectId: string, id: string): Promise<number> {
+  if (!isId('sub', id)) throw notFound(id)
+  return db.transaction(async (tx) => {
+    const deleted = await store.deleteById(tx, projectId, id)
+    if (deleted === 0) throw notFound(id)
+    await recordAudit(tx, { projectId, context: audit, action: 'subscriber.erase', target: { type: 'subscriber', id }, details: { by: 'id', count: deleted } })
+    return deleted
+  })
+}
+
+export async function eraseByEndpoint(db: Database, audit: AuditContext, projectId: string, endpoint: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    const ids = await store.deleteByEndpoint(tx, projectId, endpoint)
+    await recordAudit(tx, { projectId, context: audit, action: 'subscriber.erase', target: { type: 'subscriber', id: ids[0] ?? null }, details: { by: 'endpoint', count: ids.length } })
+    return ids.length
+  })
+}
+
+export async function eraseByExternalId(db: Database, audit: AuditContext, projectId: string, externalId: string): Promise<number> {
+  return db.transaction(async (tx) => {
+    const deleted = await store.deleteByExternalId(tx, projectId, externalId)
+    await recordAudit(tx, { projectId, context: audit, action: 'subscriber.erase', target: { type: 'external_id', id: deleted > 0 ? externalId : null }, details: { by: 'external_id', count: deleted } })
+    return deleted
+  })
+}
+
+/** The tag keys a PATCH set, never their values (which may be personal: a plan, a city). */
+function tagsEntry(projectId: string, audit: AuditContext, target: AuditEntry['target'], body: TagsPatchBody, count: number): AuditEntry {
+  return { projectId, context: audit, action: 'subscriber.tags', target, details: { keys: Object.keys(body.tags).slice(0, 50), merge: body.merge ?? false, count } }
 }
 
 /** 400 on `tags` when a merge would leave a subscriber with more keys than the cap. */
@@ -73,12 +105,13 @@ function checkTagCounts(rows: Array<{ tag_count: number }>): void {
 }
 
 /** PATCH /v1/subscribers/:sid: replaces or merges its tags, answers the updated record. */
-export async function patchTags(db: Database, projectId: string, id: string, body: TagsPatchBody): Promise<Subscriber> {
+export async function patchTags(db: Database, audit: AuditContext, projectId: string, id: string, body: TagsPatchBody): Promise<Subscriber> {
   if (!isId('sub', id)) throw notFound(id)
   const row = await db.transaction(async (tx) => {
     const changed = await store.setTags(tx, projectId, { id }, body.tags, body.merge ?? false)
     if (changed.length === 0) throw notFound(id)
     checkTagCounts(changed)
+    await recordAudit(tx, tagsEntry(projectId, audit, { type: 'subscriber', id }, body, 1))
     return store.findSubscriber(tx, projectId, id)
   })
   return toSubscriber(row!)
@@ -89,11 +122,12 @@ export async function patchTags(db: Database, projectId: string, id: string, bod
  * of the user, all or none (one over the cap refuses the lot). 404 when the
  * project has no subscriber with that external_id, so a typo is not a silent 200.
  */
-export async function patchTagsByExternalId(db: Database, projectId: string, externalId: string, body: TagsPatchBody): Promise<number> {
+export async function patchTagsByExternalId(db: Database, audit: AuditContext, projectId: string, externalId: string, body: TagsPatchBody): Promise<number> {
   return db.transaction(async (tx) => {
     const changed = await store.setTags(tx, projectId, { externalId }, body.tags, body.merge ?? false)
     if (changed.length === 0) throw new AppError('subscriber_not_found', `No subscriber with external_id ${externalId} in this project.`)
     checkTagCounts(changed)
+    await recordAudit(tx, tagsEntry(projectId, audit, { type: 'external_id', id: externalId }, body, changed.length))
     return changed.length
   })
 }

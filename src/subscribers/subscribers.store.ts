@@ -203,8 +203,9 @@ export async function deleteById(q: Queryable, projectId: string, id: string): P
   return (await q.query('DELETE FROM subscribers WHERE id = $1 AND project_id = $2', [id, projectId])).rowCount
 }
 
-export async function deleteByEndpoint(q: Queryable, projectId: string, endpoint: string): Promise<number> {
-  return (await q.query('DELETE FROM subscribers WHERE project_id = $1 AND endpoint = $2', [projectId, endpoint])).rowCount
+/** Returns the ids erased (at most one: an endpoint is one device). */
+export async function deleteByEndpoint(q: Queryable, projectId: string, endpoint: string): Promise<string[]> {
+  return (await q.query<{ id: string }>('DELETE FROM subscribers WHERE project_id = $1 AND endpoint = $2 RETURNING id', [projectId, endpoint])).rows.map((r) => r.id)
 }
 
 export async function deleteByExternalId(q: Queryable, projectId: string, externalId: string): Promise<number> {

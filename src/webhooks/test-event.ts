@@ -12,11 +12,13 @@ import { webhookHeaders } from './signature.ts'
 import { webhookEventBody } from './webhook-event.ts'
 import type { TestResult } from './webhooks.schemas.ts'
 import { signingSecrets, type WebhookRow } from './webhooks.store.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 
 /** Test events per webhook and minute: enough to debug by hand, too few to aim Herald at a third party's server. */
 export const TEST_EVENTS_PER_MINUTE = 5
 
-export async function sendTestEvent(db: Database, client: OutboundClient, webhook: WebhookRow): Promise<TestResult> {
+export async function sendTestEvent(db: Database, client: OutboundClient, webhook: WebhookRow, audit: AuditContext): Promise<TestResult> {
   const eventId = newId('evt')
   const body = webhookEventBody({
     event_id: eventId,
@@ -40,15 +42,26 @@ export async function sendTestEvent(db: Database, client: OutboundClient, webhoo
     error: result.status === null ? describeNetworkError(result.error) : null,
     duration_ms: durationMs,
   }
-  await insertAttempt(db, {
-    webhook_id: webhook.id,
-    event_id: eventId,
-    event_type: 'test',
-    attempt: 1,
-    outcome: delivered ? 'delivered' : 'failed',
-    response_status: outcome.response_status,
-    error: outcome.error,
-    duration_ms: durationMs,
+  // The attempt in the delivery log and the audit entry commit together (the
+  // request itself has left by then: it cannot be taken back).
+  await db.transaction(async (tx) => {
+    await insertAttempt(tx, {
+      webhook_id: webhook.id,
+      event_id: eventId,
+      event_type: 'test',
+      attempt: 1,
+      outcome: delivered ? 'delivered' : 'failed',
+      response_status: outcome.response_status,
+      error: outcome.error,
+      duration_ms: durationMs,
+    })
+    await recordAudit(tx, {
+      projectId: webhook.project_id,
+      context: audit,
+      action: 'webhook.test',
+      target: { type: 'webhook', id: webhook.id },
+      details: { event_id: eventId, delivered, response_status: outcome.response_status },
+    })
   })
   // The dispatchers keep the log within its cap for the endpoints they send to; a test can be this endpoint's only traffic.
   await pruneAttempts(db, { webhookIds: [webhook.id], retentionMs: ATTEMPT_RETENTION_MS, perWebhook: MAX_ATTEMPTS_PER_WEBHOOK })

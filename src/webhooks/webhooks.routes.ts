@@ -6,6 +6,7 @@ import type { App } from '../platform/http/app-type.ts'
 import { AppError } from '../platform/errors.ts'
 import { OutboundClient } from '../platform/outbound/http-client.ts'
 import { bearerAuth } from '../projects/project-auth.ts'
+import { auditContext } from '../audit/audit-context.ts'
 
 import {
   CreatedWebhook,
@@ -57,7 +58,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
         response: { 201: CreatedWebhook, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
       },
     },
-    async (request, reply) => reply.code(201).send(await createWebhook(ctx.db, ctx.config, request.project.id, request.body)),
+    async (request, reply) => reply.code(201).send(await createWebhook(ctx.db, ctx.config, auditContext(request), request.project.id, request.body)),
   )
 
   app.get(
@@ -90,14 +91,14 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
         response: { 200: Webhook, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
       },
     },
-    async (request) => changeWebhook(ctx.db, ctx.config, request.project.id, request.params.id, request.body),
+    async (request) => changeWebhook(ctx.db, ctx.config, auditContext(request), request.project.id, request.params.id, request.body),
   )
 
   app.delete(
     '/v1/webhooks/:id',
     { onRequest: bearerAuth(ctx, 'webhooks:write'), schema: { tags, security, summary: 'Remove a webhook endpoint', params: WebhookParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } } },
     async (request) => {
-      await removeWebhook(ctx.db, request.project.id, request.params.id)
+      await removeWebhook(ctx.db, auditContext(request), request.project.id, request.params.id)
       return { ok: true as const }
     },
   )
@@ -149,7 +150,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
         connectionsPerOrigin: 4,
         allowPrivateAddresses: ctx.config.allowPrivateEndpoints,
       })
-      return sendTestEvent(ctx.db, testClient, webhook)
+      return sendTestEvent(ctx.db, testClient, webhook, auditContext(request))
     },
   )
 
@@ -167,6 +168,6 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
         response: { 200: RotatedSecret, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
       },
     },
-    async (request) => rotateSecret(ctx.db, request.project.id, request.params.id),
+    async (request) => rotateSecret(ctx.db, auditContext(request), request.project.id, request.params.id),
   )
 }

@@ -34,6 +34,20 @@ import { readPage } from '../platform/paging.ts'
 import { expireDeliveriesOnResume } from './webhook-deliveries.store.ts'
 import { listAttemptsPage } from './webhook-attempts.store.ts'
 import { retryWindowMs } from './retry-schedule.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
+
+/**
+ * A webhook URL in the audit log is its host only: the path or query of a
+ * chat service's incoming-webhook URL is itself a secret.
+ */
+export function urlHost(url: string): string | null {
+  try {
+    return new URL(url).host
+  } catch {
+    return null
+  }
+}
 
 /** disabled_reason of an endpoint its owner disabled with PATCH { enabled: false }. */
 export const DISABLED_BY_OWNER = 'disabled by the owner'
@@ -76,7 +90,7 @@ export async function getWebhook(db: Database, projectId: string, id: string): P
  * gives up on those whose retry window passed meanwhile and wakes the
  * dispatchers for the rest.
  */
-export async function changeWebhook(db: Database, config: Config, projectId: string, id: string, body: UpdateWebhookBody): Promise<Webhook> {
+export async function changeWebhook(db: Database, config: Config, audit: AuditContext, projectId: string, id: string, body: UpdateWebhookBody): Promise<Webhook> {
   if (body.url !== undefined) {
     const refusal = await checkWebhookUrl(body.url, config)
     if (refusal) throw invalidField('url', refusal)
@@ -85,6 +99,14 @@ export async function changeWebhook(db: Database, config: Config, projectId: str
     const current = await findWebhook(tx, projectId, id, true)
     if (!current) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
     if (body.enabled === true && current.status === 'disabled') await expireDeliveriesOnResume(tx, id, retryWindowMs(config.webhookRetryBaseMs))
+    const fields = (['url', 'events', 'enabled'] as const).filter((field) => body[field] !== undefined)
+    await recordAudit(tx, {
+      projectId,
+      context: audit,
+      action: 'webhook.update',
+      target: { type: 'webhook', id },
+      details: { fields, ...(body.url !== undefined ? { host: urlHost(body.url) } : {}), ...(body.events !== undefined ? { events: body.events } : {}), ...(body.enabled !== undefined ? { enabled: body.enabled } : {}) },
+    })
     return updateWebhook(tx, id, { url: body.url, events: body.events, enabled: body.enabled, disabledReason: DISABLED_BY_OWNER })
   })
   return webhookJson(row)
@@ -111,14 +133,19 @@ export async function listDeliveryAttempts(db: Database, projectId: string, id: 
   }
 }
 
-export async function rotateSecret(db: Database, projectId: string, id: string): Promise<RotatedSecret> {
+export async function rotateSecret(db: Database, audit: AuditContext, projectId: string, id: string): Promise<RotatedSecret> {
   const secret = newWebhookSecret()
-  const expiresAt = await rotateWebhookSecret(db, projectId, id, secret, PREVIOUS_SECRET_TTL_MS)
-  if (!expiresAt) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
+  const expiresAt = await db.transaction(async (tx) => {
+    const expires = await rotateWebhookSecret(tx, projectId, id, secret, PREVIOUS_SECRET_TTL_MS)
+    if (!expires) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
+    // That it was rotated, never a secret.
+    await recordAudit(tx, { projectId, context: audit, action: 'webhook.rotate_secret', target: { type: 'webhook', id } })
+    return expires
+  })
   return { secret, previous_secret_expires_at: expiresAt.getTime() }
 }
 
-export async function createWebhook(db: Database, config: Config, projectId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
+export async function createWebhook(db: Database, config: Config, audit: AuditContext, projectId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
   const refusal = await checkWebhookUrl(body.url, config)
   if (refusal) throw invalidField('url', refusal)
   const events = body.events ?? [...WEBHOOK_EVENTS]
@@ -132,7 +159,9 @@ export async function createWebhook(db: Database, config: Config, projectId: str
         { limit: MAX_WEBHOOKS_PER_PROJECT },
       )
     }
-    return insertWebhook(tx, { id: newId('whk'), project_id: projectId, url: body.url, events, secret: newWebhookSecret() })
+    const row = await insertWebhook(tx, { id: newId('whk'), project_id: projectId, url: body.url, events, secret: newWebhookSecret() })
+    await recordAudit(tx, { projectId, context: audit, action: 'webhook.create', target: { type: 'webhook', id: row.id }, details: { host: urlHost(body.url), events } })
+    return row
   })
   return { id: row.id, url: row.url, events: row.events, secret: row.secret }
 }
@@ -143,6 +172,9 @@ export async function listWebhooks(db: Database, projectId: string, query: ListW
   return { webhooks: rows.map(webhookJson), next_cursor }
 }
 
-export async function removeWebhook(db: Database, projectId: string, id: string): Promise<void> {
-  if (!(await deleteWebhook(db, projectId, id))) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
+export async function removeWebhook(db: Database, audit: AuditContext, projectId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (!(await deleteWebhook(tx, projectId, id))) throw new AppError('webhook_not_found', `No webhook ${id} in this project.`)
+    await recordAudit(tx, { projectId, context: audit, action: 'webhook.delete', target: { type: 'webhook', id } })
+  })
 }

@@ -2,12 +2,16 @@
 // the first owner sets a password → signs in → switches between projects;
 // the owner invites a viewer, who sees no Send button and whose direct API
 // attempt is refused; the owner changes the viewer's role and removes them,
-// and the last owner cannot step down.
+// the editor composes and sends; the owner's Audit log page shows the invite,
+// the role change and the editor's send, filtered and at phone width; the
+// last owner cannot step down.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
 import { ADMIN_TOKEN, type TestProject } from '../support/app.ts'
 import { addMember } from '../support/members.ts'
+import { subscribe } from '../../src/subscribers/subscribers.fixtures.ts'
+import { screenshot } from './screenshots.ts'
 
 const PASSWORD = 'owner password 123'
 
@@ -139,6 +143,51 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
     expect(await db("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'vic@example.com'", [])).toEqual([{ role: 'editor' }])
     await viewer.reload()
     await nav(viewer, 'Compose').waitFor()
+  })
+
+  it('the editor composes and sends from the dashboard', async () => {
+    await subscribe(herald.t, shop)
+    await nav(viewer, 'Compose').click()
+    await viewer.getByLabel('Title').fill('Team news')
+    await viewer.getByLabel('Body').fill('Sent by an editor.')
+    await viewer.getByRole('button', { name: 'Send' }).click()
+    await viewer.locator('#send-confirmation').waitFor()
+    await viewer.locator('#confirm-send').click()
+    await viewer.waitForURL(/#\/broadcasts\/bdc_[0-9a-z]{26}$/)
+    expect(await db('SELECT source FROM broadcasts WHERE project_id = $1', [shop.id])).toEqual([{ source: 'dashboard' }])
+  })
+
+  it('the owner\'s Audit log page shows the invite, the role change and the editor\'s send; the editor has no such page', async () => {
+    expect(await nav(viewer, 'Audit log').isVisible()).toBe(false)
+    await owner.reload()
+    await nav(owner, 'Audit log').click()
+    await owner.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor()
+    const rows = owner.locator('tr[data-audit-id]')
+    const texts = await rows.allTextContents()
+    const send = texts.findIndex((t) => t.includes('broadcast.send'))
+    expect(send, texts.join('\n')).toBeGreaterThanOrEqual(0)
+    // Newest first: the send, then the role change, then the invites.
+    expect(texts[send]).toContain('vic@example.com')
+    expect(texts.some((t) => t.includes('member.role_change') && t.includes('olga@example.com') && t.includes('vic@example.com'))).toBe(true)
+    expect(texts.some((t) => t.includes('member.invite') && t.includes('olga@example.com') && t.includes('vic@example.com'))).toBe(true)
+    expect(texts.some((t) => t.includes('member.invite') && t.includes('Operator'))).toBe(true)
+    expect(texts.findIndex((t) => t.includes('member.role_change'))).toBeGreaterThan(send)
+    await screenshot(owner, 'audit-log')
+
+    await owner.getByLabel('Action').selectOption('broadcast.')
+    await expect.poll(async () => (await rows.allTextContents()).every((t) => t.includes('broadcast.'))).toBe(true)
+    expect(await rows.count()).toBe(1)
+    await owner.getByLabel('Action').selectOption('')
+    await expect.poll(() => rows.count()).toBeGreaterThan(1)
+    const vic = ((await db("SELECT id FROM users WHERE email = 'vic@example.com'", [])) as Array<{ id: string }>)[0].id
+    await owner.getByLabel('Actor').selectOption(vic)
+    await expect.poll(async () => (await rows.allTextContents()).every((t) => t.includes('vic@example.com') && t.includes('broadcast.send'))).toBe(true)
+    // Usable on a phone: the table scrolls inside its wrapper, the page itself does not.
+    await owner.setViewportSize({ width: 390, height: 844 })
+    expect(await owner.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await owner.setViewportSize({ width: 1280, height: 860 })
+    await nav(owner, 'Members').click()
+    await owner.getByRole('heading', { name: 'Members', level: 1 }).waitFor()
   })
 
   it('the last owner cannot step down, and the page says why', async () => {

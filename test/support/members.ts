@@ -4,6 +4,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { acceptInvite, createInvite } from '../../src/accounts/invites.service.ts'
 import type { Role } from '../../src/projects/access.ts'
 import type { TestApp } from './app.ts'
+import { CLI_AUDIT_CONTEXT } from '../../src/audit/audit-context.ts'
 
 export const PASSWORD = 'correct horse battery'
 
@@ -12,7 +13,7 @@ export const tokenOf = (inviteUrl: string): string => inviteUrl.slice(inviteUrl.
 
 /** Makes `email` a member of the project with `role` (through an invite, as a person would); returns the user id. */
 export async function addMember(t: TestApp, projectId: string, email: string, role: Role, password = PASSWORD): Promise<string> {
-  const invite = await createInvite(t.ctx.db, t.ctx.config, { projectId, email, role, invitedBy: null })
+  const invite = await createInvite(t.ctx.db, t.ctx.config, CLI_AUDIT_CONTEXT, { projectId, email, role, invitedBy: null })
   await acceptInvite(t.ctx.db, tokenOf(invite.invite_url), password)
   return invite.user_id
 }
