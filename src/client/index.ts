@@ -9,6 +9,7 @@ import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
 import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
+import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -27,6 +28,11 @@ export type SubscriberPage = Static<typeof SubscriberList>
 export type ListSubscribersOptions = Partial<ListSubscribersQuery>
 export type SetTagsRequest = TagsPatchBody
 export type { SegmentFilter }
+/** A key as lists show it (never the key itself). */
+export type ApiKey = ApiKeyView
+export type CreateApiKeyRequest = CreateApiKeyBody
+/** A new key: the only answer that holds `api_key`. */
+export type NewApiKey = CreatedApiKey
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -48,6 +54,9 @@ export const ROUTES = {
   eraseSubscribersByExternalId: ['DELETE', '/v1/subscribers/by-external-id/{external_id}'],
   setSubscriberTags: ['PATCH', '/v1/subscribers/{sid}'],
   setUserTags: ['PATCH', '/v1/subscribers/by-external-id/{external_id}'],
+  listApiKeys: ['GET', '/v1/api-keys'],
+  createApiKey: ['POST', '/v1/api-keys'],
+  revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -164,6 +173,14 @@ export function createHeraldClient(options: HeraldClientOptions) {
       /** The same for every device of one user; resolves to how many were updated (404 subscriber_not_found when none). */
       setTagsByExternalId: async (externalId: string, body: SetTagsRequest) =>
         (await call<Static<typeof Updated>>('setUserTags', { params: { external_id: externalId }, body })).updated,
+    },
+    /** The project's keys; these need a full-scope key (403 insufficient_scope otherwise). */
+    apiKeys: {
+      list: async () => (await call<ApiKeyList>('listApiKeys')).api_keys,
+      /** A new key, optionally named and scoped (default full); `api_key` is shown in this answer only. */
+      create: (body: CreateApiKeyRequest = {}) => call<NewApiKey>('createApiKey', { body }),
+      /** Revokes the key at once; 404 api_key_not_found for an id that is not this project's. */
+      revoke: (id: string) => call<{ ok: true }>('revokeApiKey', { params: { id } }),
     },
   }
 }
