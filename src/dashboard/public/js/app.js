@@ -8,6 +8,7 @@ import { h, replace } from './dom.js'
 import { errorBox, pageHeading } from './ui.js'
 import { renderInvite, renderSignIn as signInPage } from './sign-in.js'
 import * as members from './pages/members.js'
+import * as apiKeys from './pages/api-keys.js'
 import * as overview from './pages/overview.js'
 import * as groups from './pages/groups.js'
 import * as subscribers from './pages/subscribers.js'
@@ -25,6 +26,7 @@ const ROUTES = [
   { pattern: /^\/broadcasts\/(bdc_[0-9a-z]+)$/, page: broadcasts, nav: 'broadcasts', detail: true },
   { pattern: /^\/settings$/, page: settings, nav: 'settings' },
   { pattern: /^\/members$/, page: members, nav: 'members', needs: 'members:manage' },
+  { pattern: /^\/api-keys$/, page: apiKeys, nav: 'api-keys', needs: 'keys:manage' },
 ]
 
 const main = document.getElementById('main')
