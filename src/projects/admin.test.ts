@@ -334,15 +334,8 @@ describe('API keys', () => {
     const add = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin, payload: { name: 'ci' } })
     expect(add.statusCode).toBe(201)
     const key = add.json()
-    expect(key).toEqual({
-      id: expect.stringMatching(/^key_/),
-      name: 'ci',
-      prefix: key.api_key.slice(0, 14),
-      scope: 'full',
-      created_at: expect.any(Number),
-      last_used_at: null,
-      api_key: expect.stringMatching(/^hk_live_[0-9A-Za-z]{32}$/),
-    })
+    const shown = { name: 'ci', prefix: key.api_key.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null }
+    expect(key).toEqual({ id: expect.stringMatching(/^key_/), ...shown, api_key: expect.stringMatching(/^hk_live_[0-9A-Za-z]{32}$/) })
     expect((await probeWith(key.api_key)).statusCode).toBe(200)
 
     const list = await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin })
@@ -382,34 +375,6 @@ describe('API keys', () => {
     // Revoking again is not an error: the key is revoked either way.
     const again = await t.app.inject({ method: 'DELETE', url: `/admin/v1/projects/${created.id}/api-keys/${key.id}`, headers: admin })
     expect(again.statusCode).toBe(200)
-  })
-
-  it('creates a key with a scope, lists it, and the key is refused outside it (403 insufficient_scope)', async () => {
-    const created = await createProject({ name: 'Scoped' })
-    const url = `/admin/v1/projects/${created.id}/api-keys`
-    const add = await t.app.inject({ method: 'POST', url, headers: admin, payload: { name: 'sender', scope: 'send' } })
-    expect(add.statusCode).toBe(201)
-    expect(add.json()).toMatchObject({ name: 'sender', scope: 'send' })
-    const auth = { authorization: `Bearer ${add.json().api_key}` }
-    const list = (await t.app.inject({ method: 'GET', url, headers: admin })).json()
-    expect(list.api_keys.map((k: { name: string; scope: string }) => [k.name, k.scope])).toEqual([['default', 'full'], ['sender', 'send']])
-    expect((await t.app.inject({ method: 'GET', url: '/v1/broadcasts', headers: auth })).statusCode).toBe(200)
-    const groups = await t.app.inject({ method: 'POST', url: '/v1/groups', headers: auth, payload: { name: 'Not mine' } })
-    expect(groups.statusCode).toBe(403)
-    expect(groups.json()).toEqual({ error: { code: 'insufficient_scope', message: expect.any(String) } })
-    expect((await t.ctx.db.query('SELECT id FROM groups WHERE project_id = $1', [created.id])).rows).toEqual([])
-  })
-
-  it('refuses an unknown scope with 400 invalid_request naming the field, creating no key', async () => {
-    const created = await createProject()
-    for (const scope of ['admin', 'FULL', '', null, 1]) {
-      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin, payload: { scope } })
-      expect(res.statusCode, String(scope)).toBe(400)
-      expect(res.json().error.code).toBe('invalid_request')
-      expect(res.json().error.issues[0].path).toBe('scope')
-    }
-    const list = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin })).json()
-    expect(list.api_keys).toHaveLength(1)
   })
 
   it('creates a key without a body or name', async () => {

@@ -5,7 +5,7 @@
 // minute. Which roles and scopes reach these routes is test/roles.test.ts's
 // matrix; the sweep over every route is test/security.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
+import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { addMember, signIn, type SignedIn } from '../../test/support/members.ts'
 import { newId } from '../platform/ids.ts'
 import { lookupPrefix } from './api-keys.ts'
@@ -152,6 +152,39 @@ describe('another project\'s keys', () => {
     const aIds = (await t.ctx.db.query<{ id: string }>('SELECT id FROM api_keys WHERE project_id = $1', [a.id])).rows.map((row) => row.id)
     for (const id of aIds) expect(list.body).not.toContain(id)
   })
+})
+
+describe('scope on the operator\'s POST /admin/v1/projects/:id/api-keys', () => {
+  const operator = { authorization: `Bearer ${ADMIN_TOKEN}` }
+
+  it('creates a key with a scope, lists it, and the key is refused outside it (403 insufficient_scope)', async () => {
+    const created = await t.project({ name: 'Scoped' })
+    const url = `/admin/v1/projects/${created.id}/api-keys`
+    const add = await t.app.inject({ method: 'POST', url, headers: operator, payload: { name: 'sender', scope: 'send' } })
+    expect(add.statusCode).toBe(201)
+    expect(add.json()).toMatchObject({ name: 'sender', scope: 'send' })
+    const auth = { authorization: `Bearer ${add.json().api_key}` }
+    const list = (await t.app.inject({ method: 'GET', url, headers: operator })).json()
+    expect(list.api_keys.map((k: { name: string; scope: string }) => [k.name, k.scope])).toEqual([['default', 'full'], ['sender', 'send']])
+    expect((await t.app.inject({ method: 'GET', url: '/v1/broadcasts', headers: auth })).statusCode).toBe(200)
+    const groups = await t.app.inject({ method: 'POST', url: '/v1/groups', headers: auth, payload: { name: 'Not mine' } })
+    expect(groups.statusCode).toBe(403)
+    expect(groups.json()).toEqual({ error: { code: 'insufficient_scope', message: expect.any(String) } })
+    expect((await t.ctx.db.query('SELECT id FROM groups WHERE project_id = $1', [created.id])).rows).toEqual([])
+  })
+
+  it('refuses an unknown scope with 400 invalid_request naming the field, creating no key', async () => {
+    const created = await t.project()
+    for (const scope of ['admin', 'FULL', '', null, 1]) {
+      const res = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${created.id}/api-keys`, headers: operator, payload: { scope } })
+      expect(res.statusCode, String(scope)).toBe(400)
+      expect(res.json().error.code).toBe('invalid_request')
+      expect(res.json().error.issues[0].path).toBe('scope')
+    }
+    const list = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/api-keys`, headers: operator })).json()
+    expect(list.api_keys).toHaveLength(1)
+  })
+
 })
 
 describe('last_used_at', () => {
