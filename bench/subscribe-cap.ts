@@ -90,7 +90,7 @@ async function main(): Promise<void> {
     const repeat = subscription()
     await post(repeat)
     console.log(`POST /v1/subscribe, repeat:        ${summary(await timed(500, () => post(repeat)))}`)
-    const usage = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${(await createApiKey(db, project.id, 'bench')).key}` } })
+    const usage = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${(await createApiKey(db, project.id, { name: 'bench' })).key}` } })
     console.log(`GET /v1/me usage: ${JSON.stringify(usage.json().project.usage)}`)
     await app.close()
     await ctx.rateLimiter.close()

@@ -15,6 +15,7 @@ import { RequestLog } from './platform/http/request-log.ts'
 import { AppError } from './platform/errors.ts'
 import { registerAdminRoutes } from './projects/admin.routes.ts'
 import { registerMeRoutes } from './projects/me.routes.ts'
+import { registerApiKeysRoutes } from './projects/api-keys.routes.ts'
 import { registerSessionRoutes } from './accounts/session.routes.ts'
 import { registerMembersRoutes } from './accounts/members.routes.ts'
 import { registerAuditRoutes } from './audit/audit.routes.ts'
@@ -122,6 +123,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerMetricsRoute(app, ctx)
   registerAdminRoutes(app, ctx)
   registerMeRoutes(app, ctx)
+  registerApiKeysRoutes(app, ctx)
   registerSessionRoutes(app, ctx)
   registerMembersRoutes(app, ctx)
   registerAuditRoutes(app, ctx)

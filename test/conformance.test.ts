@@ -1019,7 +1019,16 @@ describe('decisions.md §2: operator API', () => {
     const p = await newProject()
     const res = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${p.id}/api-keys`, headers: admin, payload: { name: 'ci' } })
     expect(res.statusCode).toBe(201)
-    expect(res.json()).toEqual({ id: expect.any(String), api_key: expect.stringMatching(/^hk_live_/) })
+    // The contract's { id, api_key }, and what issue 13 added beside them (name, prefix, scope, dates).
+    expect(res.json()).toEqual({
+      id: expect.any(String),
+      api_key: expect.stringMatching(/^hk_live_/),
+      name: 'ci',
+      prefix: expect.stringMatching(/^hk_live_/),
+      scope: 'full',
+      created_at: expect.any(Number),
+      last_used_at: null,
+    })
     const key = res.json()
     const second = { id: p.id, apiKey: key.api_key, auth: { authorization: `Bearer ${key.api_key}` } }
     expect((await bearer(second, 'GET', '/v1/me')).statusCode).toBe(200)

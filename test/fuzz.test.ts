@@ -106,8 +106,11 @@ async function populate(project: TestProject, other: TestProject): Promise<Ids> 
   // POST /v1/webhooks/:id/test really sends: point the fixture at a name that never resolves
   // (RFC 2606 .invalid), so the fuzzer's test events reach no one, on a machine with a network too.
   await t.database.db.query(`UPDATE webhooks SET url = 'https://fuzz.invalid/hook' WHERE id = $1`, [webhook])
+  // A key the fuzzer may revoke (DELETE /v1/api-keys/:id), never the one it uses.
+  const spareApiKeyId = (await ok({ method: 'POST', url: '/v1/api-keys', headers: project.auth, payload: { name: 'spare' } })).id
   return {
     project: project.id,
+    spareApiKeyId,
     otherProject: other.id,
     otherKeyId: other.apiKeyId,
     group,
@@ -140,6 +143,7 @@ function known(op: Operation) {
         if (op.path.startsWith('/v1/groups')) return [ids.group]
         if (op.path.startsWith('/v1/broadcasts')) return [ids.broadcast]
         if (op.path.startsWith('/v1/webhooks')) return [ids.webhook]
+        if (op.path.startsWith('/v1/api-keys')) return [ids.spareApiKeyId]
         return null
       default: return null
     }

@@ -1,14 +1,16 @@
 // The role matrix (issue 13): every /v1 bearer route × every member role is
-// allowed or 403 insufficient_role, exactly as projects/access.ts's table
-// says. The routes come from the app's own registration (each bearerAuth hook
-// carries its permission), so a new route joins the matrix by existing. Then:
-// a member of project A cannot reach project B's data, by header or by id.
+// allowed or 403 insufficient_role, and × every API key scope allowed or 403
+// insufficient_scope, exactly as projects/access.ts's tables say. The routes
+// come from the app's own registration (each bearerAuth hook carries its
+// permission), so a new route joins the matrix by existing. Then: a member of
+// project A cannot reach project B's data, by header or by id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LightMyRequestResponse, RouteOptions } from 'fastify'
 import { createTestApp, type TestApp, type TestProject } from './support/app.ts'
 import { addMember, signIn, type SignedIn } from './support/members.ts'
 import { BEARER_ROUTES, MEMBER_ROUTES, routeName, type BearerRouteCase, type RouteIds } from './support/routes.ts'
-import { allows, ROLES, type Permission, type Role } from '../src/projects/access.ts'
+import { allows, KEY_SCOPES, ROLES, type KeyScope, type Permission, type Role } from '../src/projects/access.ts'
+import { ADMIN_TOKEN } from './support/app.ts'
 import { subscription } from '../src/subscribers/subscribers.fixtures.ts'
 
 const DAY = 86_400_000
@@ -50,13 +52,14 @@ async function populate(project: TestProject, tag: string): Promise<RouteIds> {
   const broadcast = (await ok(await call('POST', '/v1/send', later))).broadcast_id
   const pendingBroadcast = (await ok(await call('POST', '/v1/send', { target: { type: 'all' }, notification: { title: 'Now', body: 'Soon' } }))).broadcast_id
   const webhook = (await ok(await call('POST', '/v1/webhooks', { url: 'https://hooks.example.com/a' }))).id
+  const spareApiKeyId = (await ok(await call('POST', '/v1/api-keys', { name: 'spare' }))).id
   await addMember(t, project.id, `owner-${tag}@example.com`, 'owner')
   const member = await addMember(t, project.id, `spare-${tag}@example.com`, 'viewer')
   const invite = (await t.ctx.db.query<{ id: string }>(
     "INSERT INTO invites (id, project_id, email, role, token_hash, expires_at) VALUES ($1, $2, $3, 'viewer', $4, now() + interval '1 day') RETURNING id",
     [`inv_${tag}`, project.id, `invited-${tag}@example.com`, `hash-${tag}`],
   )).rows[0].id
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, apiKeyId: project.apiKeyId, member, invite }
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, apiKeyId: project.apiKeyId, spareApiKeyId, member, invite }
 }
 
 function send(route: BearerRouteCase, ids: RouteIds, headers: Record<string, string>) {
@@ -94,6 +97,34 @@ describe.each(ROLES.map((role) => [role] as const))('role %s', (role: Role) => {
   })
 })
 
+describe.each(KEY_SCOPES.map((scope) => [scope] as const))('API key with scope %s', (scope: KeyScope) => {
+  let ids: RouteIds
+  let auth: { authorization: string }
+  beforeAll(async () => {
+    const project = await t.project({ plan: 'plus' })
+    ids = await populate(project, `scope-${scope}`)
+    const created = await t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/projects/${project.id}/api-keys`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { name: scope, scope },
+    })
+    expect(created.json().scope).toBe(scope)
+    auth = { authorization: `Bearer ${created.json().api_key}` }
+  })
+
+  it.each([...TABLE].sort((x, y) => order(x) - order(y)).map((route) => [routeName(route), route] as const))('%s', async (name, route) => {
+    const permission = permissions.get(name)!
+    const res = await send(route, ids, auth)
+    if (allows({ type: 'key', id: 'key_x', scope }, permission)) {
+      expect(res.statusCode, `${permission}: ${res.body}`).toBeLessThan(300)
+    } else {
+      expect(res.statusCode, permission).toBe(403)
+      expect(res.json().error.code).toBe('insufficient_scope')
+    }
+  })
+})
+
 describe('a member of project A cannot touch project B', () => {
   let a: RouteIds
   let b: RouteIds
@@ -108,6 +139,7 @@ describe('a member of project A cannot touch project B', () => {
       await rows('SELECT * FROM webhooks WHERE project_id = $1 ORDER BY id'),
       await rows('SELECT * FROM memberships WHERE project_id = $1 ORDER BY user_id'),
       await rows('SELECT * FROM invites WHERE project_id = $1 ORDER BY id'),
+      await rows('SELECT id, name, scope, revoked_at FROM api_keys WHERE project_id = $1 ORDER BY id'),
     ])
   }
   beforeAll(async () => {
@@ -127,7 +159,7 @@ describe('a member of project A cannot touch project B', () => {
     const res = await send(route, b, owner.headers)
     expect(res.statusCode).toBe(route.foreign.status)
     if (route.foreign.code) expect(res.json().error.code).toBe(route.foreign.code)
-    if (res.statusCode < 300) for (const value of [b.project, b.group, b.subscriber, b.broadcast, b.webhook, b.member!, 'spare-b@']) expect(res.body).not.toContain(value)
+    if (res.statusCode < 300) for (const value of [b.project, b.group, b.subscriber, b.broadcast, b.webhook, b.apiKeyId, b.spareApiKeyId, b.member!, 'spare-b@']) expect(res.body).not.toContain(value)
   })
 
   it('nothing of B\'s changed, and A\'s session never switches to B', async () => {

@@ -230,6 +230,20 @@ describe('people, keys and project settings', () => {
   })
 })
 
+describe('the project\'s own keys', () => {
+  it('/v1/api-keys create and revoke by an owner\'s session: name and scope, never the key; refusals and a second revoke none', async () => {
+    const session = { ...owner.headers, 'x-forwarded-for': IP, 'user-agent': UA }
+    const asOwner = { actor_type: 'user', actor_id: ownerId }
+    const made = await call('POST', '/v1/api-keys', { name: 'deploy bot', scope: 'send' }, session)
+    const entry = await recordsOne(made, { action: 'api_key.create', target_type: 'api_key', target_id: made.json().id, details: { name: 'deploy bot', scope: 'send' } }, asOwner)
+    expect(JSON.stringify(entry)).not.toContain(made.json().api_key)
+    await recordsNone(await call('POST', '/v1/api-keys', { scope: 'everything' }, session), 400)
+    await recordsOne(await call('DELETE', `/v1/api-keys/${made.json().id}`, undefined, session), { action: 'api_key.revoke', target_id: made.json().id }, asOwner)
+    await recordsNone(await call('DELETE', `/v1/api-keys/${made.json().id}`, undefined, session), 200)
+    await recordsNone(await call('DELETE', '/v1/api-keys/key_00000000000000000000000000', undefined, session), 404)
+  })
+})
+
 describe('the same transaction', () => {
   it('an entry that cannot be written takes its change with it', async () => {
     // A trigger refuses one action's entries: the group it records must not exist afterwards.

@@ -189,6 +189,19 @@ describe('herald/client', () => {
     expect(next.entries[0].id < page.entries[0].id).toBe(true)
   })
 
+  it('apiKeys: create a scoped key (shown once), list without secrets, revoke; a foreign id is 404', async () => {
+    const made = await client.apiKeys.create({ name: 'webhooks bot', scope: 'webhooks' })
+    expect(made).toMatchObject({ name: 'webhooks bot', scope: 'webhooks', api_key: expect.stringMatching(/^hk_live_/) })
+    const listed = await client.apiKeys.list()
+    expect(listed.map((k) => [k.name, k.scope])).toEqual([['default', 'full'], ['webhooks bot', 'webhooks']])
+    expect(JSON.stringify(listed)).not.toContain(made.api_key)
+    expect(await client.apiKeys.revoke(made.id)).toEqual({ ok: true })
+    expect((await client.apiKeys.list()).map((k) => k.id)).not.toContain(made.id)
+    const other = await t.project()
+    const foreign = await client.apiKeys.revoke(other.apiKeyId).catch((e: unknown) => e)
+    expect(foreign).toMatchObject({ status: 404, code: 'api_key_not_found' })
+  })
+
   it('every route of ROUTES was called by the tests above', () => {
     for (const [name, [method, template]] of Object.entries(ROUTES)) {
       const pattern = new RegExp(`^${method} ${template.replace(/\{\w+\}/g, '[^/]+')}$`)

@@ -10,6 +10,7 @@ import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, Upda
 import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
+import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -33,6 +34,11 @@ export type AuditEntry = AuditEntryView
 export type AuditPage = AuditList
 /** Filters of GET /v1/audit-log: actor_id, action (exact, or a prefix ending with a dot), target_id, since/until (Unix ms). */
 export type ListAuditOptions = Partial<ListAuditQuery>
+/** A key as lists show it (never the key itself). */
+export type ApiKey = ApiKeyView
+export type CreateApiKeyRequest = CreateApiKeyBody
+/** A new key: the only answer that holds `api_key`. */
+export type NewApiKey = CreatedApiKey
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -55,6 +61,9 @@ export const ROUTES = {
   setSubscriberTags: ['PATCH', '/v1/subscribers/{sid}'],
   setUserTags: ['PATCH', '/v1/subscribers/by-external-id/{external_id}'],
   listAuditLog: ['GET', '/v1/audit-log'],
+  listApiKeys: ['GET', '/v1/api-keys'],
+  createApiKey: ['POST', '/v1/api-keys'],
+  revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -175,6 +184,14 @@ export function createHeraldClient(options: HeraldClientOptions) {
     auditLog: {
       /** One page of the project's audit log, newest first (a full API key, or an owner's or admin's session). */
       list: (query: ListAuditOptions = {}) => call<AuditPage>('listAuditLog', { query }),
+    },
+    /** The project's keys; these need a full-scope key (403 insufficient_scope otherwise). */
+    apiKeys: {
+      list: async () => (await call<ApiKeyList>('listApiKeys')).api_keys,
+      /** A new key, optionally named and scoped (default full); `api_key` is shown in this answer only. */
+      create: (body: CreateApiKeyRequest = {}) => call<NewApiKey>('createApiKey', { body }),
+      /** Revokes the key at once; 404 api_key_not_found for an id that is not this project's. */
+      revoke: (id: string) => call<{ ok: true }>('revokeApiKey', { params: { id } }),
     },
   }
 }

@@ -98,9 +98,9 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {}
       },
-      schema: { tags, security, summary: 'Create an API key', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
+      schema: { tags, security, summary: 'Create an API key, optionally with a scope (default full)', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
     },
-    async (request, reply) => reply.code(201).send(await createProjectApiKey(db, auditContext(request, OPERATOR), request.params.id, request.body?.name ?? null)),
+    async (request, reply) => reply.code(201).send(await createProjectApiKey(db, auditContext(request, OPERATOR), request.params.id, request.body ?? {})),
   )
 
   app.delete(

@@ -2,6 +2,9 @@
 // validates its arguments against the same body schemas.
 import { Type, type Static } from 'typebox'
 import { PLAN_NAMES } from './plans.ts'
+import { ApiKeyView } from './api-keys.schemas.ts'
+
+export { API_KEY_NAME_MAX, CreateApiKeyBody, CreatedApiKey } from './api-keys.schemas.ts'
 
 /** Largest override accepted for any limit: far above every plan, far below 2^53. */
 export const MAX_LIMIT_OVERRIDE = 1_000_000_000_000
@@ -9,7 +12,6 @@ export const MAX_LIMIT_OVERRIDE = 1_000_000_000_000
 export const PROJECT_NAME_MAX = 128
 /** The longest DNS name (RFC 1035). */
 export const DOMAIN_MAX = 253
-export const API_KEY_NAME_MAX = 128
 /** Room for a 256 KB data-URL icon once base64 has grown it by a third, plus the JSON around it. */
 export const PATCH_PROJECT_BODY_LIMIT = 512 * 1024
 
@@ -109,24 +111,10 @@ export const ProjectList = Type.Object({
 })
 export type ProjectList = Static<typeof ProjectList>
 
-export const CreateApiKeyBody = Type.Object(
-  { name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: API_KEY_NAME_MAX }), Type.Null()])) },
-  { additionalProperties: false },
-)
-export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>
-
-export const CreatedApiKey = Type.Object({
-  id: Type.String(),
-  api_key: Type.String({ description: 'Shown once; only its hash is stored.' }),
-})
-export type CreatedApiKey = Static<typeof CreatedApiKey>
-
+/** The operator sees revoked keys too. */
 export const ApiKey = Type.Object({
-  id: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.Integer({ description: 'Unix ms' }),
+  ...ApiKeyView.properties,
   revoked_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms, or null while the key works' }),
 })
-export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKey) })
+export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKey, { description: 'Every key, revoked ones too, oldest first' }) })
 export type ApiKeyList = Static<typeof ApiKeyList>
-

@@ -6,6 +6,7 @@ import { AppError } from '../platform/errors.ts'
 import { resolveMedia } from '../media/media.service.ts'
 import type {
   ApiKeyList,
+  CreateApiKeyBody,
   CreateProjectBody,
   CreatedApiKey,
   CreatedProject,
@@ -17,14 +18,13 @@ import type {
 } from './admin.schemas.ts'
 import { LIMIT_FIELDS } from './admin.schemas.ts'
 import { effectiveLimits, type LimitOverrides } from './plans.ts'
-import { createApiKey, createProject } from './projects.service.ts'
+import { createProject } from './projects.service.ts'
+import { apiKeyJson, createKey, revokeKey } from './api-keys.service.ts'
 import {
-  findApiKey,
   findProjectById,
   findProjectForUpdate,
   listApiKeys,
   listProjectsPage,
-  revokeApiKey,
   updateProject,
   type ProjectRow,
 } from './projects.store.ts'
@@ -147,40 +147,18 @@ export async function updateProjectSettings(db: Database, config: Config, audit:
   return projectJson(row, await projectUsage(db, id))
 }
 
-export async function createProjectApiKey(db: Database, audit: AuditContext, projectId: string, name: string | null): Promise<CreatedApiKey> {
-  const created = await db.transaction(async (tx) => {
-    const key = await createApiKey(tx, projectId, name)
-    // The key's name; never the key (it is shown once, to its maker).
-    await recordAudit(tx, { projectId, context: audit, action: 'api_key.create', target: { type: 'api_key', id: key.id }, details: { name } })
-    return key
-  })
-  return { id: created.id, api_key: created.key }
+export async function createProjectApiKey(db: Database, audit: AuditContext, projectId: string, body: CreateApiKeyBody): Promise<CreatedApiKey> {
+  return createKey(db, audit, projectId, body)
 }
 
 export async function listProjectApiKeys(db: Database, projectId: string): Promise<ApiKeyList> {
   await requireProject(db, projectId)
   const rows = await listApiKeys(db, projectId)
-  return {
-    api_keys: rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      created_at: row.created_at.getTime(),
-      revoked_at: row.revoked_at ? row.revoked_at.getTime() : null,
-    })),
-  }
+  return { api_keys: rows.map((row) => ({ ...apiKeyJson(row), revoked_at: row.revoked_at ? row.revoked_at.getTime() : null })) }
 }
 
 /** Revokes the key at once. Revoking a key already revoked succeeds again (the outcome is the same). */
 export async function revokeProjectApiKey(db: Database, audit: AuditContext, projectId: string, keyId: string): Promise<void> {
   await requireProject(db, projectId)
-  // Recorded when it revoked the key; revoking it again changes nothing and records nothing.
-  const revoked = await db.transaction(async (tx) => {
-    if (!(await revokeApiKey(tx, projectId, keyId))) return false
-    await recordAudit(tx, { projectId, context: audit, action: 'api_key.revoke', target: { type: 'api_key', id: keyId } })
-    return true
-  })
-  if (revoked) return
-  if (!(await findApiKey(db, projectId, keyId))) {
-    throw new AppError('api_key_not_found', `No API key ${keyId} in project ${projectId}.`)
-  }
+  await revokeKey(db, audit, projectId, keyId)
 }

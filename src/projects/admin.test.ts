@@ -334,19 +334,23 @@ describe('API keys', () => {
     const add = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin, payload: { name: 'ci' } })
     expect(add.statusCode).toBe(201)
     const key = add.json()
-    expect(key).toEqual({ id: expect.stringMatching(/^key_/), api_key: expect.stringMatching(/^hk_live_[0-9A-Za-z]{32}$/) })
+    const shown = { name: 'ci', prefix: key.api_key.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null }
+    expect(key).toEqual({ id: expect.stringMatching(/^key_/), ...shown, api_key: expect.stringMatching(/^hk_live_[0-9A-Za-z]{32}$/) })
     expect((await probeWith(key.api_key)).statusCode).toBe(200)
 
     const list = await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin })
     expect(list.statusCode).toBe(200)
     expect(list.json()).toEqual({
       api_keys: [
-        { id: expect.stringMatching(/^key_/), name: 'default', created_at: expect.any(Number), revoked_at: null },
-        { id: key.id, name: 'ci', created_at: expect.any(Number), revoked_at: null },
+        { id: expect.stringMatching(/^key_/), name: 'default', prefix: created.api_key.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null, revoked_at: null },
+        // Used once (the probe above): last_used_at is set.
+        { id: key.id, name: 'ci', prefix: key.prefix, scope: 'full', created_at: expect.any(Number), last_used_at: expect.any(Number), revoked_at: null },
       ],
     })
     expect(list.body).not.toContain('hash')
-    expect(list.body).not.toContain('hk_live_')
+    // Only hk_live_ and 6 of the 32 random characters: not even the whole lookup prefix.
+    expect(list.body).not.toContain(lookupPrefix(key.api_key))
+    expect(list.body).not.toContain(key.api_key)
 
     const revoke = await t.app.inject({ method: 'DELETE', url: `/admin/v1/projects/${created.id}/api-keys/${key.id}`, headers: admin })
     expect(revoke.statusCode).toBe(200)
@@ -365,7 +369,7 @@ describe('API keys', () => {
     expect((await probeWith(created.api_key)).statusCode).toBe(200)
 
     const after = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin })).json()
-    expect(after.api_keys[1]).toEqual({ id: key.id, name: 'ci', created_at: expect.any(Number), revoked_at: expect.any(Number) })
+    expect(after.api_keys[1]).toMatchObject({ id: key.id, name: 'ci', revoked_at: expect.any(Number) })
     expect(after.api_keys[0].revoked_at).toBeNull()
 
     // Revoking again is not an error: the key is revoked either way.

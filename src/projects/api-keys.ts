@@ -45,3 +45,15 @@ export function secretMatches(secret: string, storedHash: string): boolean {
   const b = Buffer.from(storedHash, 'hex')
   return a.length === b.length && timingSafeEqual(a, b)
 }
+
+/**
+ * How many random characters of a key lists show after `hk_live_`: enough to
+ * tell a project's keys apart (62^6 ≈ 5.7e10), a small share of the key's 190
+ * bits, and less than the whole lookup prefix.
+ */
+const SHOWN_LENGTH = 6
+
+/** What a list shows of a key, from its stored lookup prefix: `hk_live_AbC123`. Never enough to use it. */
+export function shownPrefix(lookup: string): string {
+  return API_KEY_PREFIX + lookup.slice(0, SHOWN_LENGTH)
+}

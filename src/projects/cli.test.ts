@@ -129,7 +129,28 @@ describe('herald CLI', () => {
 
   it('keys create prints a new key', async () => {
     key = json(await herald('keys', 'create', projectId, '--name', 'ci'))
-    expect(key).toEqual({ id: expect.stringMatching(/^key_/), api_key: expect.stringMatching(/^hk_live_/) })
+    expect(key).toMatchObject({ id: expect.stringMatching(/^key_/), name: 'ci', scope: 'full', api_key: expect.stringMatching(/^hk_live_/) })
+  }, STEP_TIMEOUT)
+
+  it('keys create --scope makes a scoped key; keys list shows the scope', async () => {
+    const scoped = json(await herald('keys', 'create', projectId, '--name', 'webhooks only', '--scope', 'webhooks'))
+    expect(scoped).toMatchObject({ name: 'webhooks only', scope: 'webhooks' })
+    await withDatabase(async (db) => {
+      expect((await findActiveKeyByPrefix(db, lookupPrefix(scoped.api_key)!))?.key.scope).toBe('webhooks')
+    })
+    const list = json(await herald('keys', 'list', projectId))
+    expect(list.api_keys.find((k: { id: string }) => k.id === scoped.id)).toMatchObject({ scope: 'webhooks', revoked_at: null })
+    expect(JSON.stringify(list)).not.toContain(scoped.api_key)
+  }, STEP_TIMEOUT)
+
+  it('keys create --scope with an unknown scope exits 2, says which scopes exist, and creates nothing', async () => {
+    const count = () => withDatabase(async (db) => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [projectId])).rows[0].n)
+    const before = await count()
+    const run = await herald('keys', 'create', projectId, '--scope', 'everything')
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toContain('--scope everything: the scope is one of full, send, subscribers, groups, webhooks')
+    expect(await count()).toBe(before)
   }, STEP_TIMEOUT)
 
   it('keys revoke revokes it and only it', async () => {

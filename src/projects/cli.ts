@@ -10,6 +10,7 @@ import { AppError } from '../platform/errors.ts'
 import { validationIssues } from '../platform/http/errors.ts'
 import { validatorCompiler } from '../platform/http/validation.ts'
 import { InviteBody } from '../accounts/accounts.schemas.ts'
+import { KEY_SCOPES } from './access.ts'
 import { createInvite } from '../accounts/invites.service.ts'
 import { CLI_AUDIT_CONTEXT } from '../audit/audit-context.ts'
 import {
@@ -36,7 +37,8 @@ export const PROJECT_COMMANDS_HELP = `
   herald projects get PROJECT_ID
   herald projects update PROJECT_ID [--plan PLAN] [--default-icon URL|null]
                          [--limit FIELD=N|null ...]   FIELD: ${LIMIT_FIELDS.join(', ')}
-  herald keys create PROJECT_ID [--name NAME]
+  herald keys create PROJECT_ID [--name NAME] [--scope ${KEY_SCOPES.join('|')}]
+                         scope (default full): what the key may do, see decisions.md
   herald keys list PROJECT_ID
   herald keys revoke PROJECT_ID KEY_ID
   herald users create --email EMAIL --project PROJECT_ID --role owner|admin|editor|viewer
@@ -128,9 +130,16 @@ async function projects(db: Database, config: Config, sub: string | undefined, a
 async function keys(db: Database, sub: string | undefined, args: string[]): Promise<unknown> {
   switch (sub) {
     case 'create': {
-      const { values, positionals } = parse(args, { name: { type: 'string' } }, ['PROJECT_ID'])
-      const body = check<CreateApiKeyBody>(CreateApiKeyBody, values.name === undefined ? {} : { name: values.name })
-      return createProjectApiKey(db, CLI_AUDIT_CONTEXT, positionals[0], body.name ?? null)
+      const { values, positionals } = parse(args, { name: { type: 'string' }, scope: { type: 'string' } }, ['PROJECT_ID'])
+      const body: Record<string, unknown> = {}
+      if (values.name !== undefined) body.name = values.name
+      if (values.scope !== undefined) {
+        if (!(KEY_SCOPES as readonly string[]).includes(values.scope as string)) {
+          throw new UsageError(`--scope ${values.scope}: the scope is one of ${KEY_SCOPES.join(', ')}`)
+        }
+        body.scope = values.scope
+      }
+      return createProjectApiKey(db, CLI_AUDIT_CONTEXT, positionals[0], check<CreateApiKeyBody>(CreateApiKeyBody, body))
     }
     case 'list': {
       const { positionals } = parse(args, {}, ['PROJECT_ID'])

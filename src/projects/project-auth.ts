@@ -14,7 +14,7 @@ import { enforceRateLimit } from '../platform/http/request-limit.ts'
 import { allows, refusalCode, type Actor, type Permission } from './access.ts'
 import { lookupPrefix, secretMatches } from './api-keys.ts'
 import { effectiveLimits, type Limits } from './plans.ts'
-import { findActiveKeyByPrefix, findProjectById, type ProjectRow } from './projects.store.ts'
+import { findActiveKeyByPrefix, findProjectById, LAST_USED_PRECISION_MS, markKeyUsed, type ProjectRow } from './projects.store.ts'
 
 /** The project a request acts for, with its plan's numbers resolved. */
 export interface AuthedProject extends ProjectRow {
@@ -50,7 +50,10 @@ async function projectFromApiKey(ctx: AppContext, request: FastifyRequest): Prom
   if (!key || !prefix) throw new AppError('invalid_api_key')
   const found = await findActiveKeyByPrefix(ctx.db, prefix)
   if (!found || !secretMatches(key, found.key.hash)) throw new AppError('invalid_api_key')
-  return { project: found.project, actor: { type: 'key', id: found.key.id, scope: 'full' } }
+  // last_used_at as read is at most a minute old, so most requests write nothing.
+  const lastUsed = found.key.last_used_at?.getTime()
+  if (lastUsed === undefined || Date.now() - lastUsed >= LAST_USED_PRECISION_MS) await markKeyUsed(ctx.db, found.key.id)
+  return { project: found.project, actor: { type: 'key', id: found.key.id, scope: found.key.scope } }
 }
 
 /** The header a signed-in user names the project with; without it, the session's current project. */

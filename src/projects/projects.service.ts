@@ -2,9 +2,10 @@
 import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { newId } from '../platform/ids.ts'
+import type { KeyScope } from './access.ts'
 import { generateApiKey } from './api-keys.ts'
 import type { PlanName } from './plans.ts'
-import { findProjectById, insertApiKey, insertProject, type ProjectRow } from './projects.store.ts'
+import { findProjectById, insertApiKey, insertProject, type ApiKeyRow, type ProjectRow } from './projects.store.ts'
 import { generateVapidKeys } from './vapid-keys.ts'
 
 export interface CreateProjectInput {
@@ -32,21 +33,34 @@ export async function createProject(db: Database, input: CreateProjectInput): Pr
       vapid_public: vapid.publicKey,
       vapid_private: vapid.privateKey,
     })
-    const { id, key } = await addApiKey(tx, project.id, 'default')
-    return { project, apiKey: key, apiKeyId: id }
+    const { row, key } = await addApiKey(tx, project.id, { name: 'default', scope: 'full' })
+    return { project, apiKey: key, apiKeyId: row.id }
   })
 }
 
-export async function addApiKey(q: Queryable, projectId: string, name: string | null): Promise<{ id: string; key: string }> {
-  const generated = generateApiKey()
-  const id = newId('key')
-  await insertApiKey(q, { id, project_id: projectId, name, prefix: generated.prefix, hash: generated.hash })
-  return { id, key: generated.key }
+export interface NewKeyInput {
+  name: string | null
+  /** Default 'full': what every key could do before scopes. */
+  scope?: KeyScope
 }
 
-/** A new key for an existing project (404 project_not_found otherwise), with q (the caller's transaction, to record it in the audit log). */
-export async function createApiKey(q: Queryable, projectId: string, name: string | null): Promise<{ id: string; key: string }> {
+/** A new key's row and the key itself, which exists only here: the table keeps its hash. */
+export async function addApiKey(q: Queryable, projectId: string, input: NewKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
+  const generated = generateApiKey()
+  const row = await insertApiKey(q, {
+    id: newId('key'),
+    project_id: projectId,
+    name: input.name,
+    prefix: generated.prefix,
+    hash: generated.hash,
+    scope: input.scope ?? 'full',
+  })
+  return { row, key: generated.key }
+}
+
+/** A key for an existing project (404 project_not_found otherwise), with q (the caller's transaction, to record it in the audit log): the operator's route and CLI, and the project's own /v1/api-keys. */
+export async function createApiKey(q: Queryable, projectId: string, input: NewKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
   const project = await findProjectById(q, projectId)
   if (!project) throw new AppError('project_not_found')
-  return addApiKey(q, projectId, name)
+  return addApiKey(q, projectId, input)
 }

@@ -1,5 +1,6 @@
 // SQL for projects and their API keys.
 import type { Queryable } from '../platform/db/database.ts'
+import type { KeyScope } from './access.ts'
 import type { LimitOverrides, PlanName } from './plans.ts'
 
 export interface ProjectRow {
@@ -20,9 +21,16 @@ export interface ApiKeyRow {
   name: string | null
   prefix: string
   hash: string
+  scope: KeyScope
   created_at: Date
   revoked_at: Date | null
+  last_used_at: Date | null
 }
+
+/** last_used_at is written at most this often per key: the dashboard shows it to the minute. */
+export const LAST_USED_PRECISION_MS = 60_000
+
+const KEY_COLUMNS = 'id, project_id, name, prefix, hash, scope, created_at, revoked_at, last_used_at'
 
 const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, vapid_public, vapid_private, created_at'
 
@@ -81,14 +89,12 @@ export async function updateProject(q: Queryable, id: string, patch: ProjectPatc
   return result.rows[0] ?? null
 }
 
-export async function insertApiKey(q: Queryable, row: Omit<ApiKeyRow, 'created_at' | 'revoked_at'>): Promise<void> {
-  await q.query('INSERT INTO api_keys (id, project_id, name, prefix, hash) VALUES ($1, $2, $3, $4, $5)', [
-    row.id,
-    row.project_id,
-    row.name,
-    row.prefix,
-    row.hash,
-  ])
+export async function insertApiKey(q: Queryable, row: Omit<ApiKeyRow, 'created_at' | 'revoked_at' | 'last_used_at'>): Promise<ApiKeyRow> {
+  const result = await q.query<ApiKeyRow>(
+    `INSERT INTO api_keys (id, project_id, name, prefix, hash, scope) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+    [row.id, row.project_id, row.name, row.prefix, row.hash, row.scope],
+  )
+  return result.rows[0]
 }
 
 /** The active key with that lookup prefix and its project, or null. */
@@ -97,7 +103,7 @@ export async function findActiveKeyByPrefix(
   prefix: string,
 ): Promise<{ key: ApiKeyRow; project: ProjectRow } | null> {
   const result = await q.query<ApiKeyRow & { project: ProjectRow }>(
-    `SELECT k.id, k.project_id, k.name, k.prefix, k.hash, k.created_at, k.revoked_at, row_to_json(p.*) AS project
+    `SELECT k.id, k.project_id, k.name, k.prefix, k.hash, k.scope, k.created_at, k.revoked_at, k.last_used_at, row_to_json(p.*) AS project
        FROM api_keys k JOIN projects p ON p.id = k.project_id
       WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
     [prefix],
@@ -117,10 +123,23 @@ export async function revokeApiKey(q: Queryable, projectId: string, keyId: strin
   return result.rowCount > 0
 }
 
-export async function listApiKeys(q: Queryable, projectId: string): Promise<ApiKeyRow[]> {
+/**
+ * Records that the key was used now, unless that was written less than
+ * LAST_USED_PRECISION_MS ago: at most one write a minute per key, however
+ * busy it is (requests racing on several processes update it once).
+ */
+export async function markKeyUsed(q: Queryable, keyId: string): Promise<void> {
+  await q.query(
+    "UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - $2::int * interval '1 millisecond')",
+    [keyId, LAST_USED_PRECISION_MS],
+  )
+}
+
+/** A project's keys, oldest first; only those not revoked with `activeOnly`. */
+export async function listApiKeys(q: Queryable, projectId: string, { activeOnly = false } = {}): Promise<ApiKeyRow[]> {
   const result = await q.query<ApiKeyRow>(
-    'SELECT id, project_id, name, prefix, hash, created_at, revoked_at FROM api_keys WHERE project_id = $1 ORDER BY id',
-    [projectId],
+    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 AND (NOT $2::boolean OR revoked_at IS NULL) ORDER BY id`,
+    [projectId, activeOnly],
   )
   return result.rows
 }
@@ -142,7 +161,7 @@ export async function findProjectForUpdate(q: Queryable, id: string): Promise<Pr
 
 export async function findApiKey(q: Queryable, projectId: string, keyId: string): Promise<ApiKeyRow | null> {
   const result = await q.query<ApiKeyRow>(
-    'SELECT id, project_id, name, prefix, hash, created_at, revoked_at FROM api_keys WHERE id = $1 AND project_id = $2',
+    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1 AND project_id = $2`,
     [keyId, projectId],
   )
   return result.rows[0] ?? null

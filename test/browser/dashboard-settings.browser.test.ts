@@ -176,8 +176,8 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
     await page.setViewportSize(PHONE)
     const nav = page.getByRole('navigation', { name: 'Dashboard' })
     const links = nav.getByRole('link')
-    // Signed in with a (full) API key: the Audit log too, but not Members.
-    expect(await links.allTextContents()).toEqual(['Overview', 'Compose', 'Broadcasts', 'Groups', 'Subscribers', 'Settings', 'Audit log'])
+    // Signed in with a (full) API key: the Audit log and API keys too, but not Members.
+    expect(await links.allTextContents()).toEqual(['Overview', 'Compose', 'Broadcasts', 'Groups', 'Subscribers', 'Settings', 'Audit log', 'API keys'])
     for (const name of await links.allTextContents()) {
       const link = nav.getByRole('link', { name, exact: true })
       const box = (await link.boundingBox())!
@@ -191,9 +191,9 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
       expect(await link.getAttribute('aria-current'), name).toBe('page')
       await page.getByRole('heading', { level: 1 }).waitFor()
     }
+    // Back to Settings (API keys came last): the log's key columns, time and result, show without scrolling.
     await nav.getByRole('link', { name: 'Settings', exact: true }).click()
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor()
-    // Settings is open: the log's key columns, time and result, show without scrolling.
     const firstRow = card().locator('tbody tr').first()
     for (const i of [0, 1]) {
       const box = (await firstRow.locator('td').nth(i).boundingBox())!

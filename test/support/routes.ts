@@ -17,6 +17,8 @@ export interface RouteIds {
   pendingBroadcast?: string
   webhook: string
   apiKeyId: string
+  /** A second key of the project's, for DELETE /v1/api-keys/:id (revoking apiKeyId would lock the test's own key out). */
+  spareApiKeyId: string
   /** A member's user id (usr_…) and an open invite's id (inv_…), for the member routes. */
   member?: string
   invite?: string
@@ -120,6 +122,9 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'GET', path: '/v1/webhooks/:id/deliveries', url: (ids) => `/v1/webhooks/${ids.webhook}/deliveries`, foreign: notFound('webhook_not_found') },
   { method: 'POST', path: '/v1/webhooks/:id/test', url: (ids) => `/v1/webhooks/${ids.webhook}/test`, foreign: notFound('webhook_not_found') },
   { method: 'POST', path: '/v1/webhooks/:id/rotate-secret', url: (ids) => `/v1/webhooks/${ids.webhook}/rotate-secret`, foreign: notFound('webhook_not_found') },
+  { method: 'GET', path: '/v1/api-keys', url: () => '/v1/api-keys', foreign: { status: 200 } },
+  { method: 'POST', path: '/v1/api-keys', url: () => '/v1/api-keys', body: () => ({ name: 'sweep', scope: 'send' }), foreign: { status: 201 } },
+  { method: 'DELETE', path: '/v1/api-keys/:id', url: (ids) => `/v1/api-keys/${ids.spareApiKeyId}`, foreign: notFound('api_key_not_found') },
 ]
 
 /**

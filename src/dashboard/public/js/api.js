@@ -23,6 +23,11 @@ export function loadKey() {
   return apiKey
 }
 
+/** The key this tab is signed in with, or null in session mode (the API keys page marks it). */
+export function currentKey() {
+  return apiKey
+}
+
 export function setKey(key) {
   apiKey = key
   try {

@@ -9,6 +9,7 @@ import { errorBox, pageHeading } from './ui.js'
 import { renderInvite, renderSignIn as signInPage } from './sign-in.js'
 import * as members from './pages/members.js'
 import * as auditLog from './pages/audit-log.js'
+import * as apiKeys from './pages/api-keys.js'
 import * as overview from './pages/overview.js'
 import * as groups from './pages/groups.js'
 import * as subscribers from './pages/subscribers.js'
@@ -27,6 +28,7 @@ const ROUTES = [
   { pattern: /^\/settings$/, page: settings, nav: 'settings' },
   { pattern: /^\/members$/, page: members, nav: 'members', needs: 'members:manage' },
   { pattern: /^\/audit-log$/, page: auditLog, nav: 'audit-log', needs: 'audit:read' },
+  { pattern: /^\/api-keys$/, page: apiKeys, nav: 'api-keys', needs: 'keys:manage' },
 ]
 
 const main = document.getElementById('main')
