@@ -1,6 +1,6 @@
 // The role matrix (issue 13): every /v1 bearer route × every member role is
 // allowed or 403 insufficient_role, and × every API key scope allowed or 403
-// insufficient_scope, exactly as projects/access.ts's tables say. The routes
+// insufficient_scope, exactly as access/access.ts's tables say. The routes
 // come from the app's own registration (each bearerAuth hook carries its
 // permission), so a new route joins the matrix by existing. Then: a member of
 // project A cannot reach project B's data, by header or by id.
@@ -9,7 +9,7 @@ import type { LightMyRequestResponse, RouteOptions } from 'fastify'
 import { createTestApp, type TestApp, type TestProject } from './support/app.ts'
 import { addMember, signIn, type SignedIn } from './support/members.ts'
 import { BEARER_ROUTES, MEMBER_ROUTES, routeName, type BearerRouteCase, type RouteIds } from './support/routes.ts'
-import { allows, KEY_SCOPES, ROLES, type KeyScope, type Permission, type Role } from '../src/projects/access.ts'
+import { allows, KEY_SCOPES, ROLES, type KeyScope, type Permission, type Role } from '../src/access/access.ts'
 import { ADMIN_TOKEN } from './support/app.ts'
 import { subscription } from '../src/subscribers/subscribers.fixtures.ts'
 

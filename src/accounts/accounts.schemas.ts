@@ -1,6 +1,6 @@
 // Shapes of the session, invite and member routes (issue 13).
 import { Type, type Static } from 'typebox'
-import { PERMISSIONS, ROLES } from '../projects/access.ts'
+import { PERMISSIONS, ROLES } from '../access/access.ts'
 import { PASSWORD_MAX, PASSWORD_MIN } from './passwords.ts'
 
 export const RoleSchema = Type.Enum([...ROLES], { description: 'owner: everything; admin: everything but members; editor: compose, send, groups, tags; viewer: read only.' })

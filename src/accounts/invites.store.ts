@@ -1,7 +1,7 @@
 // SQL for invite links: a project, an email and a role, behind a token kept
 // only as its hash; valid until expires_at, for one acceptance.
 import type { Queryable } from '../platform/db/database.ts'
-import type { Role } from '../projects/access.ts'
+import type { Role } from '../access/access.ts'
 
 export interface InviteRow {
   id: string

@@ -2,7 +2,7 @@
 // invites), role changes and removals. A project always keeps one owner.
 import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
-import type { Role } from '../projects/access.ts'
+import type { Role } from '../access/access.ts'
 import { listOpenInvites, revokeInvite } from './invites.store.ts'
 import { deleteMembership, findMembership, listProjectMembers, lockOwners, updateMembershipRole } from './users.store.ts'
 import type { AuditContext } from '../audit/audit-context.ts'

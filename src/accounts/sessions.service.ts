@@ -4,7 +4,7 @@
 import type { Config } from '../platform/config.ts'
 import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
-import { allows, PERMISSIONS, type Permission, type Role } from '../projects/access.ts'
+import { allows, PERMISSIONS, type Permission, type Role } from '../access/access.ts'
 import { passwordMatches, spendPasswordCheck } from './passwords.ts'
 import type { LiveSession } from './session-auth.ts'
 import { deleteDeadSessions, deleteSession, deleteUserSessions, insertSession, setSessionProject } from './sessions.store.ts'
@@ -16,7 +16,7 @@ export interface SessionView {
   /** The project requests act in when they name none (X-Herald-Project), with the role there; null for a user of no project. */
   project: { id: string; name: string; role: Role } | null
   projects: Array<{ id: string; name: string; role: Role }>
-  /** What the role allows in that project (projects/access.ts), so the dashboard can hide what it cannot do. */
+  /** What the role allows in that project (access/access.ts), so the dashboard can hide what it cannot do. */
   permissions: Permission[]
   csrf_token: string
   expires_at: number

@@ -1,6 +1,6 @@
 // SQL for dashboard sessions, keyed by the SHA-256 of the cookie's id.
 import type { Queryable } from '../platform/db/database.ts'
-import type { Role } from '../projects/access.ts'
+import type { Role } from '../access/access.ts'
 
 export interface SessionRow {
   id_hash: string

@@ -1,6 +1,6 @@
 // SQL for users and their memberships (a role per project).
 import type { Queryable } from '../platform/db/database.ts'
-import type { Role } from '../projects/access.ts'
+import type { Role } from '../access/access.ts'
 
 export interface UserRow {
   id: string

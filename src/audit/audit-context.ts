@@ -3,7 +3,7 @@
 // service, which passes it to recordAudit in the change's own transaction: the
 // service never sees the request itself.
 import type { FastifyRequest } from 'fastify'
-import type { Actor } from '../projects/access.ts'
+import type { Actor } from '../access/access.ts'
 
 /** The operator (HERALD_ADMIN_TOKEN, or the CLI on the server): one token, nobody in particular, so no id. */
 export const OPERATOR = { type: 'operator' } as const

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { addMember, signIn } from '../../test/support/members.ts'
-import { allows, KEY_SCOPES } from '../projects/access.ts'
+import { allows, KEY_SCOPES } from '../access/access.ts'
 import { newId } from '../platform/ids.ts'
 import { auditJobHandlers, pruneAuditLog } from './audit-prune.ts'
 import { enqueue } from '../platform/jobs/queue.ts'

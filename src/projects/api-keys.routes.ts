@@ -1,7 +1,7 @@
 // /v1/api-keys: a project's owners and admins (and a full-scope key) list the
 // keys that work, create one (the key is in that answer only) and revoke one,
 // from the dashboard or a script. The permission is keys:manage
-// (projects/access.ts); the operator API keeps its own twin of each.
+// (access/access.ts); the operator API keeps its own twin of each.
 import { auditContext } from '../audit/audit-context.ts'
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'

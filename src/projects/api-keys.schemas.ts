@@ -2,7 +2,7 @@
 // (/admin/v1/projects/:id/api-keys, the CLI) and the project's own
 // /v1/api-keys: one body to create a key, one view of a key.
 import { Type, type Static } from 'typebox'
-import { KEY_SCOPES } from './access.ts'
+import { KEY_SCOPES } from '../access/access.ts'
 
 export const API_KEY_NAME_MAX = 128
 

@@ -10,7 +10,7 @@ import { AppError } from '../platform/errors.ts'
 import { validationIssues } from '../platform/http/errors.ts'
 import { validatorCompiler } from '../platform/http/validation.ts'
 import { InviteBody } from '../accounts/accounts.schemas.ts'
-import { KEY_SCOPES } from './access.ts'
+import { KEY_SCOPES } from '../access/access.ts'
 import { createInvite } from '../accounts/invites.service.ts'
 import { CLI_AUDIT_CONTEXT } from '../audit/audit-context.ts'
 import {

@@ -2,7 +2,7 @@
 import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { newId } from '../platform/ids.ts'
-import type { KeyScope } from './access.ts'
+import type { KeyScope } from '../access/access.ts'
 import { generateApiKey } from './api-keys.ts'
 import type { PlanName } from './plans.ts'
 import { findProjectById, insertApiKey, insertProject, type ApiKeyRow, type ProjectRow } from './projects.store.ts'

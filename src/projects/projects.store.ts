@@ -1,6 +1,6 @@
 // SQL for projects and their API keys.
 import type { Queryable } from '../platform/db/database.ts'
-import type { KeyScope } from './access.ts'
+import type { KeyScope } from '../access/access.ts'
 import type { LimitOverrides, PlanName } from './plans.ts'
 
 export interface ProjectRow {

@@ -2,7 +2,7 @@
 // role, accept the invite (setting their password), and sign them in.
 import type { LightMyRequestResponse } from 'fastify'
 import { acceptInvite, createInvite } from '../../src/accounts/invites.service.ts'
-import type { Role } from '../../src/projects/access.ts'
+import type { Role } from '../../src/access/access.ts'
 import type { TestApp } from './app.ts'
 import { CLI_AUDIT_CONTEXT } from '../../src/audit/audit-context.ts'
 

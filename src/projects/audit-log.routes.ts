@@ -1,12 +1,13 @@
 // GET /v1/audit-log (issue 13): owners and admins (and full keys) read who
 // changed what in their project. The entries are written by each domain's
-// services through audit.store.ts recordAudit.
+// services through audit/audit.store.ts recordAudit; the log is read here, beside the
+// project's other views, because reading it takes the project's authentication.
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
-import { bearerAuth } from '../projects/project-auth.ts'
-import { AuditList, ListAuditQuery } from './audit.schemas.ts'
-import { listAuditLog } from './audit.service.ts'
+import { bearerAuth } from './project-auth.ts'
+import { AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
+import { listAuditLog } from '../audit/audit.service.ts'
 
 export function registerAuditRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/audit-log', {

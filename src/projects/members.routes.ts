@@ -1,14 +1,14 @@
 // /v1/members: a project's owners list its members and open invites, invite
 // someone (an invite link), change a role, remove a member. Bearer routes with
 // the permission members:manage, which only an owner's session holds: API
-// keys never manage people (projects/access.ts).
+// keys never manage people (access/access.ts).
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
-import { bearerAuth } from '../projects/project-auth.ts'
-import { CreatedInvite, InviteBody, InviteParams, Member, MemberList, MemberParams, RoleBody } from './accounts.schemas.ts'
-import { createInvite } from './invites.service.ts'
-import { cancelInvite, changeRole, listMembers, removeMember } from './members.service.ts'
+import { bearerAuth } from './project-auth.ts'
+import { CreatedInvite, InviteBody, InviteParams, Member, MemberList, MemberParams, RoleBody } from '../accounts/accounts.schemas.ts'
+import { createInvite } from '../accounts/invites.service.ts'
+import { cancelInvite, changeRole, listMembers, removeMember } from '../accounts/members.service.ts'
 import { auditContext } from '../audit/audit-context.ts'
 
 const tags = ['members']
