@@ -182,9 +182,14 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
     const vic = ((await db("SELECT id FROM users WHERE email = 'vic@example.com'", [])) as Array<{ id: string }>)[0].id
     await owner.getByLabel('Actor').selectOption(vic)
     await expect.poll(async () => (await rows.allTextContents()).every((t) => t.includes('vic@example.com') && t.includes('broadcast.send'))).toBe(true)
-    // Usable on a phone: the table scrolls inside its wrapper, the page itself does not.
+    // Usable on a phone: each entry is a card, so who, the action and the target are in view without scrolling sideways.
     await owner.setViewportSize({ width: 390, height: 844 })
     expect(await owner.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    for (const cell of await rows.first().locator('td').all()) {
+      const box = (await cell.boundingBox())!
+      expect(box.x).toBeGreaterThanOrEqual(0)
+      expect(box.x + box.width).toBeLessThanOrEqual(390)
+    }
     await owner.setViewportSize({ width: 1280, height: 860 })
     await nav(owner, 'Members').click()
     await owner.getByRole('heading', { name: 'Members', level: 1 }).waitFor()

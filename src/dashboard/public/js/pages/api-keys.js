@@ -94,7 +94,7 @@ export async function render(view) {
     })
     const headers = ['Name', 'Prefix', 'Scope', 'Created', 'Last used', '']
     replace(listSlot, h('h2', {}, 'Keys'), table('API keys', headers, rows, { emptyText: 'No keys: every key of this project is revoked.' }))
-    listSlot.querySelector('table')?.classList.add('keys-table')
+    listSlot.querySelector('table')?.classList.add('card-table')
   }
 
   await load()

@@ -60,10 +60,10 @@ export async function render(view) {
   function row(e) {
     return h('tr', { 'data-audit-id': e.id },
       h('td', { class: 'when' }, shortTime(e.created_at)),
-      h('td', {}, actorText(e.actor)),
-      h('td', {}, h('code', {}, e.action)),
-      h('td', {}, targetText(e)),
-      h('td', { title: e.user_agent ?? '' }, e.ip ?? '—'),
+      h('td', { 'data-label': 'Who' }, actorText(e.actor)),
+      h('td', { 'data-label': 'Action' }, h('code', {}, e.action)),
+      h('td', { 'data-label': 'Target' }, targetText(e)),
+      h('td', { 'data-label': 'IP', title: e.user_agent ?? '' }, e.ip ?? '—'),
     )
   }
 
@@ -72,6 +72,8 @@ export async function render(view) {
       table('Audit log', ['Time', 'Who', 'Action', 'Target', 'IP'], entries.map(row), { emptyText: 'No changes recorded yet.' }),
       cursor ? h('div', { class: 'pager' }, h('button', { type: 'button', class: 'secondary', id: 'audit-more', onclick: () => load(false) }, 'Load more')) : null,
     )
+    // On a phone each entry is a small card (styles: .card-table), so the action and target stay in view.
+    tableSlot.querySelector('table')?.classList.add('card-table')
   }
 
   async function load(fresh) {
