@@ -1,10 +1,9 @@
 // Deletes audit entries older than HERALD_AUDIT_RETENTION_DAYS (migration 0015
-// queues the first run). One job, re-queued by itself in the transaction that
-// completes it, so there is always exactly one, whichever worker runs it; a
-// run deletes a bounded batch, and runs again at once while a full batch came
-// back, so a first prune of a large backlog is many short statements.
+// queues the first run): a periodic job (platform/jobs/periodic.ts) that
+// deletes a bounded batch a run and runs again at once while a full batch
+// came back, so a first prune of a large backlog is many short statements.
 import type { Database } from '../platform/db/database.ts'
-import { enqueue } from '../platform/jobs/queue.ts'
+import { runPeriodic } from '../platform/jobs/periodic.ts'
 import type { Job, JobHandlers } from '../platform/jobs/worker.ts'
 import { pruneAuditEntries } from './audit.store.ts'
 
@@ -19,8 +18,6 @@ declare module '../platform/jobs/queue.ts' {
 export const AUDIT_PRUNE_INTERVAL_MS = 60 * 60 * 1000
 /** Entries deleted per run: a short statement; a run that deletes this many runs again at once. */
 export const AUDIT_PRUNE_BATCH = 5000
-/** The job must never be parked: nothing else would queue another. */
-const NEVER_GIVE_UP = 2_147_483_647
 
 export async function pruneAuditLog(
   db: Database,
@@ -28,13 +25,8 @@ export async function pruneAuditLog(
   job: Pick<Job<'prune_audit_log'>, 'completeIn'>,
   batch = AUDIT_PRUNE_BATCH,
 ): Promise<number> {
-  const pruned = await pruneAuditEntries(db, new Date(Date.now() - retentionDays * 86_400_000), batch)
-  const next = new Date(Date.now() + (pruned === batch ? 0 : AUDIT_PRUNE_INTERVAL_MS))
-  await db.transaction(async (tx) => {
-    await job.completeIn(tx)
-    await enqueue(tx, 'prune_audit_log', {}, { runAt: next, maxAttempts: NEVER_GIVE_UP })
-  })
-  return pruned
+  const before = new Date(Date.now() - retentionDays * 86_400_000)
+  return runPeriodic(db, 'prune_audit_log', job, { run: (n) => pruneAuditEntries(db, before, n), batch, intervalMs: AUDIT_PRUNE_INTERVAL_MS })
 }
 
 export function auditJobHandlers(db: Database, retentionDays: number): JobHandlers {
