@@ -9,6 +9,7 @@ import { addMember, signIn, type SignedIn } from '../../test/support/members.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts'
 import { subscribe, subscription } from '../subscribers/subscribers.fixtures.ts'
 import { MemoryRateLimiter } from '../platform/http/rate-limit.ts'
+import type { AuditRow } from './audit.store.ts'
 
 const IP = '203.0.113.7'
 const UA = 'audit-test/1.0'
@@ -24,17 +25,8 @@ let ownerId: string
 /** The newest entry id seen so far: each check reads the entries after it. */
 let seen = ''
 
-interface Row {
-  id: string
-  actor_type: string
-  actor_id: string | null
-  action: string
-  target_type: string | null
-  target_id: string | null
-  details: Record<string, unknown>
-  ip: string | null
-  user_agent: string | null
-}
+/** A row of audit_log as the table holds it (the store's row, without the joined labels). */
+type Row = Omit<AuditRow, 'actor_email' | 'actor_key_name' | 'actor_key_prefix' | 'created_at'>
 
 beforeAll(async () => {
   t = await createTestApp()
@@ -193,7 +185,7 @@ describe('webhooks', () => {
 describe('people, keys and project settings', () => {
   it('an owner\'s session: invite, role change, invite revoke, removal; the last owner\'s removal records nothing', async () => {
     const session = { ...owner.headers, 'x-forwarded-for': IP, 'user-agent': UA }
-    const asOwner = { actor_type: 'user', actor_id: ownerId }
+    const asOwner = { actor_type: 'user' as const, actor_id: ownerId }
     const invited = await call('POST', '/v1/members/invites', { email: 'Ed@Example.com', role: 'editor' }, session)
     const invite = await recordsOne(invited, { action: 'member.invite', target_type: 'user', target_id: invited.json().user_id, details: { email: 'ed@example.com', role: 'editor', invite_id: invited.json().id } }, asOwner)
     expect(JSON.stringify(invite)).not.toContain(invited.json().invite_url.split('/').pop())
@@ -216,7 +208,7 @@ describe('people, keys and project settings', () => {
     }, { actor_type: 'user', actor_id: ownerId })
     await recordsNone(await call('PATCH', '/v1/me', { default_icon: 'http://insecure.example.com/i.png' }, session), 400)
 
-    const operator = { actor_type: 'operator', actor_id: null }
+    const operator = { actor_type: 'operator' as const, actor_id: null }
     await recordsOne(await call('PATCH', `/admin/v1/projects/${p.id}`, { plan: 'pro', limits: { groups: 7 } }, admin), {
       action: 'project.update', target_id: p.id, details: { fields: ['plan', 'limits'], plan: 'pro', limits: { groups: 7 } },
     }, operator)
@@ -233,7 +225,7 @@ describe('people, keys and project settings', () => {
 describe('the project\'s own keys', () => {
   it('/v1/api-keys create and revoke by an owner\'s session: name and scope, never the key; refusals and a second revoke none', async () => {
     const session = { ...owner.headers, 'x-forwarded-for': IP, 'user-agent': UA }
-    const asOwner = { actor_type: 'user', actor_id: ownerId }
+    const asOwner = { actor_type: 'user' as const, actor_id: ownerId }
     const made = await call('POST', '/v1/api-keys', { name: 'deploy bot', scope: 'send' }, session)
     const entry = await recordsOne(made, { action: 'api_key.create', target_type: 'api_key', target_id: made.json().id, details: { name: 'deploy bot', scope: 'send' } }, asOwner)
     expect(JSON.stringify(entry)).not.toContain(made.json().api_key)
