@@ -132,7 +132,7 @@ describe('POST /v1/send dry run: the answer', () => {
     // The real send then stores both files and reports the same audience.
     const real = await send(t, p, body)
     expect(real.statusCode).toBe(202)
-    expect(changedTables(before, await fingerprint()).sort()).toEqual(['broadcasts', 'jobs', 'media'])
+    expect(changedTables(before, await fingerprint()).sort()).toEqual(['audit_log', 'broadcasts', 'jobs', 'media'])
   })
 })
 
