@@ -7,7 +7,7 @@ import selfsigned from 'selfsigned'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
 import { generateVapidKeys } from '../projects/vapid-keys.ts'
 import { encryptPayload } from './encryption.ts'
-import { PushClient, classify, parseRetryAfter } from './push-client.ts'
+import { PushClient, SLOW_START_WINDOW, classify, parseRetryAfter } from './push-client.ts'
 import { VapidTokenCache } from './vapid.ts'
 
 let tlsPush: PushService
@@ -164,6 +164,35 @@ describe('PushClient', () => {
     expect(hanging.requests).toBe(5)
     await client.close()
     await Promise.all([hanging.close(), fine.close()])
+  })
+
+  it('starts a cold origin with SLOW_START_WINDOW pushes in flight and widens by one per answer up to its connections', async () => {
+    // Each push is answered after 100 ms: the count that reached the service within the first round trip is the window.
+    const slow = await startPushService({ delayMs: 100 })
+    const client = new PushClient({ allowPrivateAddresses: true, connectionsPerOrigin: 64, timeoutMs: 5000 })
+    const subs = Array.from({ length: 200 }, () => slow.createSubscription())
+    const all = subs.map((sub) => {
+      const endpoint = new URL(sub.endpoint)
+      return client.send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
+    })
+    await sleep(60)
+    expect(slow.requests).toBe(SLOW_START_WINDOW)
+    // After the first answers, two go out for each: 16, then 32 more, then 64 (the cap).
+    for (let waited = 0; slow.requests < SLOW_START_WINDOW * 3 && waited < 2000; waited += 10) await sleep(10)
+    expect(slow.requests).toBeGreaterThanOrEqual(SLOW_START_WINDOW * 3)
+    expect((await Promise.all(all)).every((o) => o.kind === 'delivered')).toBe(true)
+    expect(slow.requests).toBe(200)
+    // Warm now: a second wave goes out up to the connection count at once.
+    const before = slow.requests
+    const again = subs.slice(0, 64).map((sub) => {
+      const endpoint = new URL(sub.endpoint)
+      return client.send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
+    })
+    await sleep(60)
+    expect(slow.requests - before).toBe(64)
+    await Promise.all(again)
+    await client.close()
+    await slow.close()
   })
 
   it('classifies answers and reads Retry-After', () => {

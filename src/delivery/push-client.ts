@@ -7,6 +7,10 @@
 // wait here, as a closure each, rather than as undici requests queued in the
 // pool (several KB each; thousands of them were most of a fan-out's heap). The
 // cap is per origin so that a push service that hangs holds only its own slots.
+// A cold origin starts with a few pushes in flight and widens by one per
+// answer (doubling each round trip, like TCP's slow start) up to the cap, so
+// a big broadcast's first pushes do not queue behind hundreds of TLS
+// handshakes started at once.
 import { Pool, type Dispatcher } from 'undici'
 import { Http2Origin, NoHttp2Error } from './http2-origin.ts'
 import { parseRetryAfterMs } from '../platform/outbound/http-client.ts'
@@ -55,7 +59,16 @@ interface Origin {
   inFlight: number
   /** Sends waiting for one of those to finish, first come first served. */
   waiting: Array<() => void>
+  /** Pushes allowed in flight now: SLOW_START_WINDOW on a cold origin, one more per answer, up to the connection count. */
+  window: number
+  /** When the last push to it finished (epoch ms): idle past the keep-alive, its connections are gone and it is cold again. */
+  lastActiveAt: number
 }
+
+/** Pushes in flight to a cold origin (one TLS handshake each on HTTP/1.1). */
+export const SLOW_START_WINDOW = 16
+/** Idle connections are closed after this long (the pool's keepAliveTimeout), and an origin is cold again. */
+const KEEP_ALIVE_MS = 60_000
 
 /** Retry-After (seconds or an HTTP date) in ms from now; null when absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
@@ -132,7 +145,7 @@ export class PushClient {
       const pool = new Pool(url.origin, {
         connections: this.connections,
         pipelining: 1,
-        keepAliveTimeout: 60_000,
+        keepAliveTimeout: KEEP_ALIVE_MS,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
         // Unless allowed, sockets open only to public addresses, judged when connecting (DNS can change).
@@ -143,7 +156,7 @@ export class PushClient {
       const h2 = https && this.http2
         ? new Http2Origin(url, { timeoutMs: this.timeoutMs, allowPrivateAddresses: this.allowPrivate, sessions: this.http2Sessions, ca: this.ca })
         : null
-      origin = { pool, h2, pausedUntil: 0, inFlight: 0, waiting: [] }
+      origin = { pool, h2, pausedUntil: 0, inFlight: 0, waiting: [], window: SLOW_START_WINDOW, lastActiveAt: 0 }
       this.origins.set(url.origin, origin)
     }
     return origin
@@ -157,15 +170,21 @@ export class PushClient {
 
   async send(request: PushRequest): Promise<PushOutcome> {
     const origin = this.origin(request.endpoint)
-    if (origin.inFlight >= this.connections) await new Promise<void>((resolve) => origin.waiting.push(resolve))
+    if (origin.inFlight === 0 && Date.now() - origin.lastActiveAt > KEEP_ALIVE_MS) origin.window = SLOW_START_WINDOW
+    if (origin.inFlight >= Math.min(this.connections, origin.window)) await new Promise<void>((resolve) => origin.waiting.push(resolve))
     else origin.inFlight++
     try {
       return await this.sendNow(origin, request)
     } finally {
-      // The slot passes straight to the next waiter (inFlight stays the same), or is freed.
-      const next = origin.waiting.shift()
-      if (next) next()
-      else origin.inFlight--
+      origin.lastActiveAt = Date.now()
+      if (origin.window < this.connections) origin.window++
+      // The slot passes straight to the next waiter, and a window that grew lets one more start.
+      origin.inFlight--
+      const cap = Math.min(this.connections, origin.window)
+      while (origin.inFlight < cap && origin.waiting.length > 0) {
+        origin.inFlight++
+        origin.waiting.shift()!()
+      }
     }
   }
 
