@@ -16,6 +16,27 @@ const compiled = (rel) => rel.startsWith('src') && /\.ts$/.test(rel) && !/\.(tes
 /** Relative module specifiers in esbuild's output (always double-quoted) that name a .ts file. */
 const TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)"(\.{1,2}\/[^"\n]+)\.ts"/g
 
+/** Holds dist/.lock while compiling: two starts at once (an API and a worker after a pull) compile once, one after the other. */
+async function withBuildLock(run) {
+  const lock = `${DIST}.lock`
+  for (let waited = 0; ; waited += 100) {
+    try {
+      fs.closeSync(fs.openSync(lock, 'wx'))
+      break
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err
+      // A lock older than any compile is left by a start that was killed while compiling.
+      if (waited >= 60_000 || Date.now() - fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs > 60_000) fs.rmSync(lock, { force: true })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  try {
+    return await run()
+  } finally {
+    fs.rmSync(lock, { force: true })
+  }
+}
+
 async function compile(stamp) {
   const esbuild = await import('esbuild')
   const next = `${DIST}.${process.pid}`
@@ -37,12 +58,15 @@ async function compile(stamp) {
       fs.mkdirSync(path.dirname(file.path), { recursive: true })
       fs.writeFileSync(file.path, file.text.replace(TS_SPECIFIER, '$1"$2.js"'))
     }
+    copyRuntimeFiles(next)
+    writeStamp(stamp, next)
+  } catch (err) {
+    fs.rmSync(next, { recursive: true, force: true })
+    throw err
   } finally {
     await esbuild.stop()
   }
-  copyRuntimeFiles(next)
-  writeStamp(stamp, next)
-  // Swap the finished build in whole, so a process starting beside this one never sees half of one.
+  // Swap the finished build in whole (two renames), so a start never finds half of one.
   const old = `${DIST}.old.${process.pid}`
   if (fs.existsSync(DIST)) fs.renameSync(DIST, old)
   fs.renameSync(next, DIST)
@@ -51,9 +75,16 @@ async function compile(stamp) {
 
 const stamp = sourceStamp()
 if (readStamp() !== stamp) {
-  const started = performance.now()
-  await compile(stamp)
-  console.log(`Compiled src/ to dist/ in ${Math.round(performance.now() - started)} ms (sources changed since the last build).`)
+  await withBuildLock(async () => {
+    // Another start may have compiled these sources while this one waited for the lock.
+    if (readStamp() === stamp) return
+    const started = performance.now()
+    await compile(stamp)
+    console.log(`Compiled src/ to dist/ in ${Math.round(performance.now() - started)} ms (sources changed since the last build).`)
+  })
 }
-// The CLI in this same process (signals reach it directly): `npm start` passes `serve`.
-await import(pathToFileURL(path.join(DIST, 'src', 'main.js')).href)
+// The CLI in this same process (signals reach it directly): `npm start` passes `serve`. argv[1]
+// names the compiled CLI, so a child it starts (the first start's `db migrate`) runs dist/ as it is.
+const main = path.join(DIST, 'src', 'main.js')
+process.argv[1] = main
+await import(pathToFileURL(main).href)

@@ -2,11 +2,12 @@
 // compiled first when a source changed), on an empty data directory: the
 // embedded database is created apart (in a child that exits), so the server
 // does not keep initdb's memory for good.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { readStamp, sourceStamp } from '../scripts/dist-files.mjs'
 import { testDbMode } from '../test/support/database.ts'
@@ -82,7 +83,7 @@ describe.skipIf(testDbMode() !== 'embedded' || process.platform !== 'linux')('he
     }
   }, 150_000)
 
-  it('npm start uses a build while no source changed, and compiles again when one did', () => {
+  it('npm start uses a build while no source changed, and compiles again when one did', async () => {
     // dist/ is the tsc build of the test above: used as it is.
     const help = (): string => execFileSync(process.execPath, ['scripts/start.mjs', 'help'], { cwd: ROOT, encoding: 'utf8' })
     const first = help()
@@ -93,6 +94,14 @@ describe.skipIf(testDbMode() !== 'embedded' || process.platform !== 'linux')('he
     const second = help()
     expect(second).toMatch(/Compiled src\/ to dist\/ in \d+ ms/)
     expect(second).toContain('herald serve')
+    expect(readStamp()).toBe(sourceStamp())
+    // Two starts at once on stale sources (an API and a worker after a pull): one compiles, both run, nothing is left over.
+    fs.writeFileSync(path.join(ROOT, 'dist', '.sources'), 'stale')
+    const run = promisify(execFile)
+    const both = await Promise.all([0, 1].map(() => run(process.execPath, ['scripts/start.mjs', 'help'], { cwd: ROOT, encoding: 'utf8' })))
+    expect(both.every(({ stdout }) => stdout.includes('herald serve'))).toBe(true)
+    expect(both.filter(({ stdout }) => stdout.includes('Compiled src/ to dist/'))).toHaveLength(1)
+    expect(fs.readdirSync(ROOT).filter((name) => name.startsWith('dist.'))).toEqual([])
     expect(readStamp()).toBe(sourceStamp())
   }, 60_000)
 })

@@ -173,11 +173,15 @@ export class PushClient {
     if (origin.inFlight === 0 && Date.now() - origin.lastActiveAt > KEEP_ALIVE_MS) origin.window = SLOW_START_WINDOW
     if (origin.inFlight >= Math.min(this.connections, origin.window)) await new Promise<void>((resolve) => origin.waiting.push(resolve))
     else origin.inFlight++
+    // A push answered at once from a 429 pause opens no connection: it neither widens the window nor keeps the origin warm.
+    const sends = origin.pausedUntil <= Date.now()
     try {
       return await this.sendNow(origin, request)
     } finally {
-      origin.lastActiveAt = Date.now()
-      if (origin.window < this.connections) origin.window++
+      if (sends) {
+        origin.lastActiveAt = Date.now()
+        if (origin.window < this.connections) origin.window++
+      }
       // The slot passes straight to the next waiter, and a window that grew lets one more start.
       origin.inFlight--
       const cap = Math.min(this.connections, origin.window)

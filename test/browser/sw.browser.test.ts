@@ -130,9 +130,10 @@ self.addEventListener('push', (event) => {
    * if nothing shows within 5 s. Herald shows a broadcast once per browser
    * whatever the number of pushes, so the assertions still see one. A push
    * that was taken in (the worker's IndexedDB marks the broadcast shown) but
-   * left no notification was seen too, on a loaded CI machine: the mark would
-   * make every later delivery a repeat, so it is removed before delivering again
-   * (nothing was shown, so showing it is still the first time).
+   * left no notification was seen too, on a loaded CI machine: once the
+   * worker's own wait for the content is over, the mark would make every later
+   * delivery a repeat, so it is removed before delivering again (nothing was
+   * shown, so showing it is still the first time).
    */
   async function deliverUntilShown(data: string, tag: string, scope = `${site.url}/`, on: Page = page): Promise<ShownNotification> {
     const seen: string[] = []
@@ -142,16 +143,31 @@ self.addEventListener('push', (event) => {
         const list = await eventually(() => shown(on), (all) => all.some((n) => n.tag === tag), 5_000)
         return list.find((n) => n.tag === tag)!
       } catch (error) {
+        // Taken in: the worker may still be fetching the content (its fetch gives up after 10 s, then it shows
+        // the fallback), so wait that out before treating the push as lost.
+        if (await isMarkedShown(on, tag)) {
+          const late = await eventually(() => shown(on), (all) => all.some((n) => n.tag === tag), 8_000).catch(() => null)
+          if (late) return late.find((n) => n.tag === tag)!
+        }
         const marked = await forgetShown(on, tag)
-        seen.push(`attempt ${attempt}: ${marked ? 'taken in, nothing shown' : 'no push event'}`)
+        seen.push(`attempt ${attempt}: ${marked ? 'taken in, nothing shown after 13 s' : 'no push event'}`)
         if (attempt === 3) throw new Error(`${(error as Error).message} (${seen.join('; ')})`)
       }
     }
   }
 
-  /** Removes the worker's mark that a broadcast was shown (herald IndexedDB, store "shown"); true when there was one. */
+  /** Whether the worker marked the broadcast shown (herald IndexedDB, store "shown"). */
+  function isMarkedShown(on: Page, broadcastId: string): Promise<boolean> {
+    return markOf(on, broadcastId, false)
+  }
+
+  /** Removes the worker's mark that a broadcast was shown; true when there was one. */
   function forgetShown(on: Page, broadcastId: string): Promise<boolean> {
-    return on.evaluate((id) => new Promise<boolean>((resolve) => {
+    return markOf(on, broadcastId, true)
+  }
+
+  function markOf(on: Page, broadcastId: string, remove: boolean): Promise<boolean> {
+    return on.evaluate(({ id, remove }) => new Promise<boolean>((resolve) => {
       const open = indexedDB.open('herald', 1)
       open.onerror = () => resolve(false)
       open.onsuccess = () => {
@@ -161,14 +177,14 @@ self.addEventListener('push', (event) => {
         const found = store.count(id)
         found.onsuccess = () => {
           const had = found.result > 0
-          if (had) store.delete(id)
+          if (had && remove) store.delete(id)
           store.transaction.oncomplete = () => { db.close(); resolve(had) }
         }
         found.onerror = () => resolve(false)
       }
       // A database the worker has not created yet: nothing to forget (and no store is made here).
       open.onupgradeneeded = () => open.transaction?.abort()
-    }), broadcastId)
+    }), { id: broadcastId, remove })
   }
 
   function serviceWorker(path = '/herald-sw.js'): Promise<Worker> {
