@@ -6,7 +6,7 @@
 // docs/screenshots/api-keys.png and phone-api-keys.png (screenshots.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems } from '../support/browser.ts'
 import type { TestProject } from '../support/app.ts'
 import { addMember, PASSWORD } from '../support/members.ts'
 import { PHONE, screenshot } from './screenshots.ts'
@@ -39,10 +39,7 @@ describe.skipIf(!browserAvailable)('the API keys page in Chromium', () => {
     context = await browser.newContext()
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: herald.url })
     page = await context.newPage()
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) problems.push(`console: ${m.text()}`)
-    })
+    recordPageProblems(page, problems)
   })
   afterAll(async () => {
     await browser?.close()

@@ -7,7 +7,7 @@
 // last owner cannot step down.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems } from '../support/browser.ts'
 import { ADMIN_TOKEN, type TestProject } from '../support/app.ts'
 import { addMember } from '../support/members.ts'
 import { subscribe } from '../../src/subscribers/subscribers.fixtures.ts'
@@ -54,12 +54,7 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
     viewerContext = await browser.newContext()
     owner = await ownerContext.newPage()
     viewer = await viewerContext.newPage()
-    for (const page of [owner, viewer]) {
-      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-      page.on('console', (m) => {
-        if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) problems.push(`console: ${m.text()}`)
-      })
-    }
+    for (const page of [owner, viewer]) recordPageProblems(page, problems)
   })
   afterAll(async () => {
     await browser?.close()

@@ -7,7 +7,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems } from '../support/browser.ts'
 import { send, waitForBroadcast } from '../support/delivery.ts'
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts'
 import type { TestProject } from '../support/app.ts'
@@ -64,10 +64,7 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
     browser = await launchBrowser()
     context = await browser.newContext({ viewport: DESKTOP })
     page = await context.newPage()
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`)
-    })
+    recordPageProblems(page, problems)
     await signIn(page, project.apiKey)
   })
 

@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium, type Browser } from 'playwright-core'
+import { chromium, type Browser, type Page } from 'playwright-core'
 import { createTestApp, type TestApp } from './app.ts'
 
 export const CHROMIUM_PATH = process.env.HERALD_CHROMIUM ?? '/usr/bin/chromium'
@@ -20,6 +20,18 @@ if (!browserAvailable) {
   const message = `Chromium not found at ${CHROMIUM_PATH} (apt-get install chromium, or set HERALD_CHROMIUM)`
   if (process.env.CI === 'true') throw new Error(`${message}: browser tests cannot be skipped in CI.`)
   console.warn(`${message}: browser tests skipped.`)
+}
+
+/**
+ * Collects what a page should never show into `problems`: uncaught errors and
+ * console errors, except the browser's own line for a 4xx answer (pages that
+ * show a refusal on purpose).
+ */
+export function recordPageProblems(page: Page, problems: string[]): void {
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`)
+  })
 }
 
 /**
