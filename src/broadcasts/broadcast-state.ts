@@ -15,8 +15,9 @@
 // Fan-out and the beacon call these; they hold no SQL of broadcasts.
 //
 // Locks: a broadcast row is locked FOR NO KEY UPDATE, never FOR UPDATE (which
-// would wait for every transaction that inserted an event of the broadcast:
-// their foreign key checks hold key-share locks on the row), several rows in
+// would wait for every transaction holding a key-share lock on the row, as a
+// foreign key check takes; events had one on broadcasts until migration
+// 0016, and a table added later may again), several rows in
 // id order, and after the rows a transaction inserts (delivery/fanout.ts has
 // the whole order).
 import type { Queryable } from '../platform/db/database.ts'

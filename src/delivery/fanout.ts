@@ -11,8 +11,8 @@
 // anything), then subscribers (and through their trigger project_counters),
 // then rows inserted (events, webhook deliveries, jobs: new rows wait for
 // nobody), then the broadcasts rows, in id order when there are several,
-// never FOR UPDATE (FOR NO KEY UPDATE, which the foreign key checks of events
-// inserted meanwhile do not conflict with), and push_usage last. The
+// never FOR UPDATE (FOR NO KEY UPDATE, which no foreign key check of a row
+// inserted meanwhile conflicts with), and push_usage last. The
 // broadcast row every batch of a broadcast updates is so taken at the end of
 // each transaction, and held until its commit only. One exception, for
 // throttled broadcasts only (throttle.ts): the transaction that fixes a slice

@@ -212,3 +212,41 @@ describe('POST /v1/events from a browser', () => {
     expect(groups.rows).toEqual([])
   })
 })
+
+// Migration 0016: the events' project and broadcast keys gave way to a trigger; the subscriber's key stays.
+describe('events go with what they are about', () => {
+  async function eventsOf(broadcastId: string): Promise<number> {
+    const result = await t.database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE broadcast_id = $1', [broadcastId])
+    return result.rows[0].n
+  }
+  async function recordDelivered(projectId: string, broadcastId: string, subscriberId: string | null): Promise<void> {
+    await t.database.db.query(
+      `INSERT INTO events (id, project_id, broadcast_id, subscriber_id, type) VALUES ($1, $2, $3, $4, $5)`,
+      [newId('evt'), projectId, broadcastId, subscriberId, subscriberId ? 'delivered' : 'clicked'],
+    )
+  }
+
+  it('deleting a project deletes its broadcasts and their events, beacons (no subscriber) included; other projects keep theirs', async () => {
+    const gone = await t.project({ name: 'Gone' })
+    const broadcast = await insertBroadcast(gone.id)
+    await recordDelivered(gone.id, broadcast, await insertSubscriber(gone.id))
+    await recordDelivered(gone.id, broadcast, null)
+    const kept = await insertBroadcast(b.id)
+    await recordDelivered(b.id, kept, null)
+    expect(await eventsOf(broadcast)).toBe(2)
+    await t.database.db.query('DELETE FROM projects WHERE id = $1', [gone.id])
+    expect(await eventsOf(broadcast)).toBe(0)
+    expect(await eventsOf(kept)).toBe(1)
+  })
+
+  it('erasing a subscriber deletes its events, and an event cannot name a subscriber that does not exist', async () => {
+    const broadcast = await insertBroadcast(a.id)
+    const subscriber = await insertSubscriber(a.id)
+    await recordDelivered(a.id, broadcast, subscriber)
+    await recordDelivered(a.id, broadcast, null)
+    await t.database.db.query('DELETE FROM subscribers WHERE id = $1', [subscriber])
+    expect(await eventsOf(broadcast)).toBe(1)
+    await expect(recordDelivered(a.id, broadcast, newId('sub'))).rejects.toMatchObject({ code: '23503' })
+    expect(await eventsOf(broadcast)).toBe(1)
+  })
+})
