@@ -39,15 +39,27 @@ export async function countAudience(q: Queryable, projectId: string, target: Aud
   return result.rows[0].n
 }
 
-/** Ids of the next `limit` audience members after `after` (keyset pagination: no offset, index order). */
-export async function nextAudienceIds(q: Queryable, projectId: string, target: AudienceTarget, after: string | null, limit: number): Promise<string[]> {
+/** What sending to a subscriber needs (Recipient). */
+const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service'
+
+/**
+ * The next `limit` audience members after `after` (keyset pagination: no
+ * offset, index order), with what sending to them needs: a batch job fixes
+ * its slice from these rows and sends to them, one query for both.
+ * `id > COALESCE(after, '')` rather than `(after IS NULL OR id > after)`:
+ * the OR kept the first page of a freshly filled table (no statistics yet,
+ * as on the embedded database, which has no autovacuum) off the index's
+ * order: all 200,000 rows read and sorted, 400 ms before the first push.
+ */
+export async function nextAudience(q: Queryable, projectId: string, target: AudienceTarget, after: string | null, limit: number): Promise<Recipient[]> {
   const where = audienceCondition(projectId, target)
   const n = where.params.length
-  const result = await q.query<{ id: string }>(
-    `SELECT s.id FROM subscribers s WHERE ${where.sql} AND ($${n + 1}::text IS NULL OR s.id > $${n + 1}) ORDER BY s.id LIMIT $${n + 2}`,
+  const result = await q.query<Recipient>(
+    `SELECT ${RECIPIENT_COLUMNS} FROM subscribers s
+      WHERE ${where.sql} AND s.id > COALESCE($${n + 1}::text, '') ORDER BY s.id LIMIT $${n + 2}`,
     [...where.params, after, limit],
   )
-  return result.rows.map((row) => row.id)
+  return result.rows
 }
 
 export interface Recipient {
@@ -60,7 +72,7 @@ export interface Recipient {
   push_service: PushService
 }
 
-/** The audience members with ids in (after, through]. */
+/** The audience members with ids in (after, through] (a batch job run again after a crash: its slice is fixed). */
 export async function audienceSlice(
   q: Queryable,
   projectId: string,
@@ -71,8 +83,8 @@ export async function audienceSlice(
   const where = audienceCondition(projectId, target)
   const n = where.params.length
   const result = await q.query<Recipient>(
-    `SELECT s.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service FROM subscribers s
-      WHERE ${where.sql} AND ($${n + 1}::text IS NULL OR s.id > $${n + 1}) AND s.id <= $${n + 2}
+    `SELECT ${RECIPIENT_COLUMNS} FROM subscribers s
+      WHERE ${where.sql} AND s.id > COALESCE($${n + 1}::text, '') AND s.id <= $${n + 2}
       ORDER BY s.id`,
     [...where.params, after, through],
   )

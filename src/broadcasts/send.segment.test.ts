@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { newId } from '../platform/ids.ts'
-import { countAudience, nextAudienceIds } from './audience.store.ts'
+import { countAudience, nextAudience } from './audience.store.ts'
 import { countAudienceByPushService } from './audience-breakdown.store.ts'
 import { getBroadcast, insertGroup, send, sendBody } from './broadcasts.fixtures.ts'
 import type { SegmentFilter } from './segment-filter.ts'
@@ -79,7 +79,7 @@ async function audience(filter: SegmentFilter): Promise<string[]> {
   const target = { type: 'segment' as const, filter }
   const streamed: string[] = []
   for (let after: string | null = null; ;) {
-    const page = await nextAudienceIds(t.ctx.db, p.id, target, after, 2)
+    const page: string[] = (await nextAudience(t.ctx.db, p.id, target, after, 2)).map((r) => r.id)
     if (page.length === 0) break
     streamed.push(...page)
     after = page[page.length - 1]

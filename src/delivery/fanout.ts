@@ -34,7 +34,7 @@ import { RetryLater, retryWhileLeased, type Job, type JobHandlers } from '../pla
 import { monthlyPushLimitError } from '../broadcasts/push-budget.ts'
 import * as broadcastState from '../broadcasts/broadcast-state.ts'
 import { findSendingBroadcast, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'
-import { activeRecipients, audienceSlice, countAudience, nextAudienceIds, type Recipient } from '../broadcasts/audience.store.ts'
+import { activeRecipients, audienceSlice, countAudience, nextAudience, type Recipient } from '../broadcasts/audience.store.ts'
 import { effectiveLimits } from '../projects/plans.ts'
 import { findProjectById } from '../projects/projects.store.ts'
 import { tryReservePushes } from '../projects/push-usage.ts'
@@ -224,16 +224,18 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
   let { after, through } = job.payload
   const size = batchSizeFor(broadcast, deps.batchSize)
   const perMinute = broadcast.throttle_per_minute
+  // The slice's recipients: read with the slice on a first run, by its bounds on a run after a crash or a throttle wait.
+  let recipients: Recipient[] | null = null
   if (through === null) {
-    // First run of this job: take the next slice and pass the rest on, in one transaction.
-    const ids = await nextAudienceIds(deps.db, broadcast.project_id, broadcast.target, after, size)
-    through = ids.at(-1) ?? null
-    const last = ids.length < size
+    // First run of this job: take the next slice (rows and all, sent to below) and pass the rest on, in one transaction.
+    const slice = await nextAudience(deps.db, broadcast.project_id, broadcast.target, after, size)
+    through = slice.at(-1)?.id ?? null
+    const last = slice.length < size
     const { finished, slot } = await deps.db.transaction(async (tx) => {
       if (through === null) await job.completeIn(tx)
       else await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through })
       // Throttled: this slice's slot, whose end is when the next slice is due.
-      const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, ids.length, perMinute, ids.length) : null
+      const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, slice.length, perMinute, slice.length) : null
       if (last) {
         await broadcastState.markPlanningDone(tx, broadcast.id)
       } else {
@@ -247,8 +249,9 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     if (through === null) return
     // Retries took the slots up to a later time: the slice is fixed, and sent when its slot comes (no attempt spent).
     if (slot && slot.at > slot.now) throw new RetryLater(slot.at - slot.now, 'waiting for its throttle slot')
+    recipients = slice
   }
-  const recipients = await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through)
+  recipients ??= await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through)
   await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null ? undefined : Date.now())
 }
 
