@@ -19,7 +19,12 @@ export const DEFAULT_PUSH_HOSTS = [
 export const DEFAULT_FANOUT_BATCH_SIZE = 500
 /** Jobs one worker process runs at once; each batch keeps up to a batch of pushes in flight. */
 export const DEFAULT_WORKER_CONCURRENCY = 8
-/** Connections per push service origin: at ~50 ms a round trip, 256 HTTP/1.1 connections carry ~5,000 pushes/s. */
+/**
+ * Connections per push service origin: at ~50 ms a round trip, 256 HTTP/1.1
+ * connections carry up to ~5,000 pushes/s. 512 pushed ~25% more on the bench
+ * but took the embedded peak RSS at 200,000 subscribers to 267-278 MB, over
+ * the 270 MB that issue 14 holds the build to (docs/performance.md).
+ */
 export const DEFAULT_PUSH_CONNECTIONS = 256
 /**
  * HTTP/2 to push services (node:http2 sessions, 4 per origin) is off by
