@@ -13,7 +13,7 @@
       # copies. -z now binds them at load, so a Node without them fails the
       # require (and Herald falls back) instead of aborting at the first call.
       "ldflags": ["-Wl,-z,now"],
-      "defines": ["NAPI_VERSION=8", "OPENSSL_API_COMPAT=30000", "OPENSSL_NO_DEPRECATED"]
+      "defines": ["NAPI_VERSION=8", "OPENSSL_API_COMPAT=30000"]
     }
   ]
 }
