@@ -56,7 +56,7 @@ if (values.only === undefined || values.only === 'fanout') {
     const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv() })
     results.push(result)
     console.log(
-      `  herald (${storage}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms, ` +
+      `  herald (${storage}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms (${fmt(result.firstPushAfterReturnMs)} ms after it returned), ` +
         `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, last ${fmt(result.lastPushMs)} ms; ` +
         `peak RSS ${result.peakRssMb} MB; CPU ${fmt(result.cpuPerPushMicros)} µs/push (all threads); delivered ${fmt(result.delivered)}`,
     )

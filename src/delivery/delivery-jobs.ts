@@ -26,7 +26,7 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     allowPrivateAddresses: config.allowPrivateEndpoints,
     http2: config.pushHttp2,
   })
-  const encryptPool = new EncryptPool(config.encryptThreads ?? undefined, config.nativeCrypto)
+  const encryptPool = new EncryptPool(config.encryptThreads, config.nativeCrypto)
   const handlers = fanoutHandlers({
     db: ctx.db,
     log: ctx.log,
@@ -44,7 +44,7 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     giveUp: (payload, err) => giveUpOnBroadcast(ctx.db, payload, err),
     warm() {
       // Says whether the OpenSSL addon was built at install (docs/performance.md, issue 14).
-      ctx.log.info({ encryption: encryptPool.implementation }, 'push encryption ready')
+      ctx.log.info({ encryption: encryptPool.implementation, threads: encryptPool.threads }, 'push encryption ready')
       encryptPool.warm()
     },
     async close() {

@@ -1,7 +1,7 @@
 import { createECDH, randomBytes } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { decryptPushPayload } from '../../test/support/push-service.ts'
-import { EncryptPool } from './encrypt-pool.ts'
+import { defaultThreads, EncryptPool } from './encrypt-pool.ts'
 import { nativeEncryptPayload } from './encryption.ts'
 
 function browser() {
@@ -45,5 +45,30 @@ describe.each(Object.keys(pools) as Array<keyof typeof pools>)('EncryptPool on %
       const privateKey = Buffer.from(browsers[i].ecdh.getPrivateKey().toString('hex').padStart(64, '0'), 'hex')
       expect(decryptPushPayload(body as Buffer, { privateKey, auth: browsers[i].auth })).toEqual(plaintext)
     })
+  })
+})
+
+describe('EncryptPool threads', () => {
+  it('defaults to one thread per four cores with the addon, one per core with node:crypto', () => {
+    expect(defaultThreads('openssl', 1)).toBe(1)
+    expect(defaultThreads('openssl', 2)).toBe(1)
+    expect(defaultThreads('openssl', 8)).toBe(2)
+    expect(defaultThreads('node:crypto', 2)).toBe(2)
+    expect(new EncryptPool(3, true).threads).toBe(3)
+    expect(new EncryptPool(0, false).threads).toBe(0)
+  })
+
+  it('warms its threads with a real encryption and still encrypts after', async () => {
+    const pool = new EncryptPool(1, true)
+    try {
+      pool.warm()
+      const b = browser()
+      const plaintext = Buffer.from('after warming')
+      const [body] = await pool.encryptMany(plaintext, [b.keys])
+      const privateKey = Buffer.from(b.ecdh.getPrivateKey().toString('hex').padStart(64, '0'), 'hex')
+      expect(decryptPushPayload(body as Buffer, { privateKey, auth: b.auth })).toEqual(plaintext)
+    } finally {
+      await pool.close()
+    }
   })
 })

@@ -1,6 +1,7 @@
 // RFC 8291 encryption is the CPU cost of a push (~0.2 ms each, mostly ECDH).
 // It runs on a pool of worker threads, one per core by default, so every core
 // encrypts while the main thread does the HTTP and the database work.
+import { createECDH, randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
 import { chooseEncryptPayload, encryptPayload } from './encryption.ts'
@@ -19,6 +20,23 @@ const CHUNK = 64
 const THREAD_YOUNG_MB = 8
 const THREAD_OLD_MB = 64
 
+/**
+ * Threads when the config names none. node:crypto (~150-200 µs a push) gets
+ * one per core. The OpenSSL addon (~60 µs) keeps one thread busy at ~16,000
+ * pushes/s, more than a worker's connections carry, so it gets one per four
+ * cores: on two cores a second thread (its own V8 heap) took ~20 MB more
+ * peak RSS and pushed no faster (docs/performance.md, issue 14).
+ */
+export function defaultThreads(implementation: 'openssl' | 'node:crypto', cores: number): number {
+  return implementation === 'openssl' ? Math.max(1, Math.floor(cores / 4)) : cores
+}
+
+/** A subscription's keys as a browser makes them, for warming the threads. */
+function throwawayKeys(): SubscriptionKeys {
+  const ecdh = createECDH('prime256v1')
+  return { p256dh: ecdh.generateKeys().toString('base64url'), auth: randomBytes(16).toString('base64url') }
+}
+
 export class EncryptPool {
   private pool: Piscina | null = null
   /** For threads = 0; the threads choose the same way when they load (encrypt-worker.mjs). */
@@ -31,12 +49,16 @@ export class EncryptPool {
    * nativeCrypto (config HERALD_NATIVE_CRYPTO, default true): use the OpenSSL addon where it was built.
    */
   constructor(
-    private readonly threads = availableParallelism(),
+    threads: number | null = null,
     private readonly nativeCrypto = true,
   ) {
     this.encrypt = chooseEncryptPayload(nativeCrypto)
     this.implementation = this.encrypt === encryptPayload ? 'node:crypto' : 'openssl'
+    this.threads = threads ?? defaultThreads(this.implementation, availableParallelism())
   }
+
+  /** Encryption threads: HERALD_ENCRYPT_THREADS, or defaultThreads(). */
+  readonly threads: number
 
   private get workers(): Piscina {
     if (!this.pool) {
@@ -59,9 +81,16 @@ export class EncryptPool {
     return this.pool
   }
 
-  /** Starts the threads now, so the first broadcast does not wait for them to load. */
+  /**
+   * Starts the threads now and has each encrypt once for a throwaway key, so
+   * the first broadcast waits neither for them to load nor for their first
+   * call's compiling (~10-30 ms on its first chunk otherwise).
+   */
   warm(): void {
-    if (this.threads > 0) void this.workers
+    if (this.threads === 0) return
+    const keys = throwawayKeys()
+    const plaintext = Buffer.alloc(16)
+    for (let i = 0; i < this.threads; i++) void this.encryptChunk(plaintext, [keys]).catch(() => undefined)
   }
 
   /**

@@ -20,12 +20,13 @@ export const DEFAULT_FANOUT_BATCH_SIZE = 500
 /** Jobs one worker process runs at once; each batch keeps up to a batch of pushes in flight. */
 export const DEFAULT_WORKER_CONCURRENCY = 8
 /**
- * Connections per push service origin: at ~50 ms a round trip, 256 HTTP/1.1
- * connections carry up to ~5,000 pushes/s. 512 pushed ~25% more on the bench
- * but took the embedded peak RSS at 200,000 subscribers to 267-278 MB, over
- * the 270 MB that issue 14 holds the build to (docs/performance.md).
+ * Connections per push service origin: at ~50 ms a round trip, 512 HTTP/1.1
+ * connections carry up to ~10,000 pushes/s, 256 at most ~5,000 (which the
+ * bench reached ~80% of). 512 pushed ~30% more on the bench; with one
+ * encryption thread instead of two (encrypt-pool.ts defaultThreads) the
+ * embedded peak RSS at 200,000 subscribers stays ~264 MB (docs/performance.md).
  */
-export const DEFAULT_PUSH_CONNECTIONS = 256
+export const DEFAULT_PUSH_CONNECTIONS = 512
 /**
  * HTTP/2 to push services (node:http2 sessions, 4 per origin) is off by
  * default: on the bench (quiet machine, from the build, 50,000 subscribers)
