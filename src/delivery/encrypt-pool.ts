@@ -98,11 +98,11 @@ export class EncryptPool {
    * the caller can send a chunk's pushes while later chunks are still being
    * encrypted. Chunks cover the subscriptions in order, from `offset`.
    */
-  encryptInChunks(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Array<{ offset: number; bodies: Promise<Encrypted[]> }> {
-    const chunks: Array<{ offset: number; bodies: Promise<Encrypted[]> }> = []
+  encryptInChunks(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Array<{ offset: number; count: number; bodies: Promise<Encrypted[]> }> {
+    const chunks: Array<{ offset: number; count: number; bodies: Promise<Encrypted[]> }> = []
     for (let offset = 0; offset < subscriptions.length; offset += CHUNK) {
       const slice = subscriptions.slice(offset, offset + CHUNK)
-      chunks.push({ offset, bodies: this.encryptChunk(plaintext, slice) })
+      chunks.push({ offset, count: slice.length, bodies: this.encryptChunk(plaintext, slice) })
     }
     return chunks
   }

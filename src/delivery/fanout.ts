@@ -80,6 +80,9 @@ declare module '../platform/jobs/queue.ts' {
   }
 }
 
+/** Longest a batch waits for the pushes before it to leave (a push service that hangs holds them up to its timeout). */
+const ROOM_WAIT_MS = 500
+
 export interface FanoutDeps extends SenderDeps {
   db: Database
   log: Logger
@@ -227,6 +230,8 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
   // The slice's recipients: read with the slice on a first run, by its bounds on a run after a crash or a throttle wait.
   let recipients: Recipient[] | null = null
   if (through === null) {
+    // Not while the pushes already planned fill the connections for a round trip (push-client.ts whenRoom).
+    await deps.pushClient.whenRoom(ROOM_WAIT_MS)
     // First run of this job: take the next slice (rows and all, sent to below) and pass the rest on, in one transaction.
     const slice = await nextAudience(deps.db, broadcast.project_id, broadcast.target, after, size)
     through = slice.at(-1)?.id ?? null

@@ -195,6 +195,39 @@ describe('PushClient', () => {
     await slow.close()
   })
 
+  it('lets a batch plan more only while the pushes planned fit twice the window in flight, or after its wait', async () => {
+    const slow = await startPushService({ delayMs: 100 })
+    const client = new PushClient({ allowPrivateAddresses: true, connectionsPerOrigin: 64, timeoutMs: 5000 })
+    let started = false
+    // Nothing planned: at once.
+    await client.whenRoom(10_000)
+    // 100 planned, no origin known yet (nothing sent): the next batch waits.
+    client.plan(100)
+    const next = client.whenRoom(10_000).then(() => (started = true))
+    const subs = Array.from({ length: 100 }, () => slow.createSubscription())
+    const sends = subs.map((sub) => {
+      const endpoint = new URL(sub.endpoint)
+      return client
+        .send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
+        .finally(() => client.finished())
+    })
+    // Cold origin: 16 in flight, 100 planned > 2 x 16, for a round trip at least.
+    await sleep(60)
+    expect(started).toBe(false)
+    // The window widens with each answer; once 2 x window covers what is left planned, the batch starts.
+    await next
+    expect(started).toBe(true)
+    await Promise.all(sends)
+    // A batch that waits longer than its wait goes anyway (a push service that hangs holds back no one for ever).
+    client.plan(1_000)
+    const at = Date.now()
+    await client.whenRoom(150)
+    expect(Date.now() - at).toBeGreaterThanOrEqual(140)
+    client.finished(1_000)
+    await client.close()
+    await slow.close()
+  })
+
   it('classifies answers and reads Retry-After', () => {
     expect(classify(201, null).kind).toBe('delivered')
     expect(classify(410, null).kind).toBe('gone')

@@ -118,8 +118,15 @@ function dispatch(pool: Pool, options: Dispatcher.DispatchOptions): Promise<{ st
   })
 }
 
+/** Pushes planned per push in flight allowed (whenRoom): one round trip in flight, one more ready. */
+const PLANNED_PER_SLOT = 2
+
 export class PushClient {
   private readonly origins = new Map<string, Origin>()
+  /** Pushes batches have planned (plan()) and not yet finished with (finished()): encrypting, waiting, in flight. */
+  private planned = 0
+  /** Callers of whenRoom() still waiting, first come first served. */
+  private roomWaiters: Array<() => void> = []
   private readonly timeoutMs: number
   private readonly connections: number
   private readonly allowPrivate: boolean
@@ -190,6 +197,51 @@ export class PushClient {
         origin.waiting.shift()!()
       }
     }
+  }
+
+  /** A batch is about to encrypt and send this many pushes. */
+  plan(pushes: number): void {
+    this.planned += pushes
+  }
+
+  /** Pushes of plan() that are over (answered, or never sent); each may let one waiting batch start. */
+  finished(pushes = 1): void {
+    this.planned -= pushes
+    if (this.roomWaiters.length > 0 && this.hasRoom()) this.roomWaiters.shift()!()
+  }
+
+  /** Pushes planned no more than twice those the known origins may have in flight now (less on a cold origin). */
+  private hasRoom(): boolean {
+    if (this.planned <= 0) return true
+    let slots = 0
+    for (const origin of this.origins.values()) slots += Math.min(this.connections, origin.window)
+    return this.planned <= PLANNED_PER_SLOT * slots
+  }
+
+  /**
+   * Resolves when the pushes planned are few enough that more would find a
+   * connection within about a round trip, or after maxWaitMs whatever the
+   * backlog (so a push service that hangs slows other broadcasts' batches
+   * without stopping them). A batch job calls it before it reads and
+   * encrypts its slice: while a cold push service takes 16 pushes at a time
+   * (slow start) the next batches wait rather than hold the event loop and
+   * the cores with database work and encryption whose pushes could not leave
+   * yet, while the first pushes' TLS handshakes need both. One waiter goes per
+   * push finished, so batches start one at a time.
+   */
+  whenRoom(maxWaitMs: number): Promise<void> {
+    if (this.roomWaiters.length === 0 && this.hasRoom()) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const waiter = (): void => {
+        clearTimeout(timer)
+        resolve()
+      }
+      const timer = setTimeout(() => {
+        this.roomWaiters = this.roomWaiters.filter((w) => w !== waiter)
+        resolve()
+      }, maxWaitMs)
+      this.roomWaiters.push(waiter)
+    })
   }
 
   private async sendNow(origin: Origin, request: PushRequest): Promise<PushOutcome> {

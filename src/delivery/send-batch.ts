@@ -141,11 +141,18 @@ export async function sendToRecipients(
     }
   }
 
-  // Each chunk's pushes leave as soon as that chunk is encrypted.
+  // Each chunk's pushes leave as soon as that chunk is encrypted; each push is over for the client's plan once answered.
+  deps.pushClient.plan(recipients.length)
   await Promise.all(
     deps.encryptPool.encryptInChunks(plaintext, recipients).map(async (chunk) => {
-      const bodies = await chunk.bodies
-      await Promise.all(bodies.map((body, i) => pushOne(recipients[chunk.offset + i], body)))
+      let bodies: Encrypted[]
+      try {
+        bodies = await chunk.bodies
+      } catch (err) {
+        deps.pushClient.finished(chunk.count)
+        throw err
+      }
+      await Promise.all(bodies.map((body, i) => pushOne(recipients[chunk.offset + i], body).finally(() => deps.pushClient.finished())))
     }),
   )
   if (lastError.at > 0) result.lastError = lastError
