@@ -140,6 +140,7 @@ export async function benchFanout(options: {
     if (sent.status !== 202) throw new Error(`send failed: ${sent.status} ${JSON.stringify(sent.json)}`)
     const arrivals = (await waitForPushes(push, n, 30 * 60_000)).map((at) => at - start).sort((a, b) => a - b)
     const last = arrivals[arrivals.length - 1]
+    if (process.env.BENCH_BUCKETS) { const b: number[] = []; for (const a of arrivals) b[Math.floor(a / 250)] = (b[Math.floor(a / 250)] ?? 0) + 1; console.log("  per 250 ms:", b.map((x) => x ?? 0).join(" ")) }
     const cpuPerPushMicros = (herald.cpuMicros() - cpuBefore) / n
     // Herald has answered every push by now; the broadcast records it a moment later.
     let state: Record<string, unknown> = {}
