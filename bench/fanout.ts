@@ -29,6 +29,8 @@ export interface FanoutResult {
   /** Herald's CPU (every thread) from POST /v1/send to the last push, per push, in µs. */
   cpuPerPushMicros: number
   delivered: number
+  /** What the push service received: duplicates, missing and rejected are 0, or the bench fails. */
+  check: { duplicates: number; missing: number; rejected: number; verified: number }
   small: { p50Ms: number; p99Ms: number; runs: number }
   vapid: { publicKey: string; privateKey: string }
 }
@@ -140,7 +142,12 @@ export async function benchFanout(options: {
     if (sent.status !== 202) throw new Error(`send failed: ${sent.status} ${JSON.stringify(sent.json)}`)
     const arrivals = (await waitForPushes(push, n, 30 * 60_000)).map((at) => at - start).sort((a, b) => a - b)
     const last = arrivals[arrivals.length - 1]
-    if (process.env.BENCH_BUCKETS) { const b: number[] = []; for (const a of arrivals) b[Math.floor(a / 250)] = (b[Math.floor(a / 250)] ?? 0) + 1; console.log("  per 250 ms:", b.map((x) => x ?? 0).join(" ")) }
+    // BENCH_BUCKETS=1: pushes received per 250 ms from the send (where a ramp or a stall shows).
+    if (process.env.BENCH_BUCKETS) {
+      const buckets: number[] = []
+      for (const at of arrivals) buckets[Math.floor(at / 250)] = (buckets[Math.floor(at / 250)] ?? 0) + 1
+      console.log(`  per 250 ms: ${Array.from(buckets, (count) => count ?? 0).join(' ')}`)
+    }
     const cpuPerPushMicros = (herald.cpuMicros() - cpuBefore) / n
     // Herald has answered every push by now; the broadcast records it a moment later.
     let state: Record<string, unknown> = {}
@@ -148,6 +155,12 @@ export async function benchFanout(options: {
       state = (await (await fetch(`${herald.url}/v1/broadcasts/${sent.json.broadcast_id}`, { headers: { authorization: `Bearer ${prepared.apiKey}` } })).json()) as Record<string, unknown>
       if (state.status === 'sent') break
       await sleep(100)
+    }
+    // Every subscription exactly once, nothing refused, and the sampled pushes decrypted and verified.
+    const received = await push.stats()
+    const check = { duplicates: received.count - received.distinct, missing: n - received.distinct, rejected: received.rejectedCount, verified: received.verified }
+    if (check.duplicates !== 0 || check.missing !== 0 || check.rejected !== 0 || check.verified === 0) {
+      throw new Error(`fan-out not clean: ${JSON.stringify(check)} ${JSON.stringify(received.rejected)}`)
     }
 
     // Small broadcasts: 10 subscribers, from POST /v1/send returning to the push service accepting the 10th push.
@@ -180,6 +193,7 @@ export async function benchFanout(options: {
       peakRssMb: herald.peakRssMb(),
       cpuPerPushMicros,
       delivered: Number(state.delivered ?? 0),
+      check,
       small: { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), runs: latencies.length },
       vapid: prepared.vapid,
     }

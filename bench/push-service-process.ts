@@ -32,6 +32,7 @@ process.on('message', async (request: PushServiceRequest) => {
         count: service.count,
         requests: service.requests,
         verified: service.received.length,
+        distinct: service.distinct,
         rejected: service.rejected.slice(0, 5),
         rejectedCount: service.rejected.length,
         arrivals: service.arrivals,

@@ -15,6 +15,8 @@ export interface PushServiceStats {
   count: number
   requests: number
   verified: number
+  /** Subscriptions with a push accepted, each once. */
+  distinct: number
   rejected: Array<{ status: number; reason: string }>
   rejectedCount: number
   arrivals: number[]

@@ -91,6 +91,8 @@ export interface PushService {
   readonly count: number
   /** Arrival times of accepted pushes, when started with recordArrivals. */
   readonly arrivals: number[]
+  /** Subscriptions that had a push accepted, each counted once, when started with recordArrivals (count - distinct = duplicates). */
+  readonly distinct: number
   /** All requests that reached the service, whatever the answer. */
   readonly requests: number
   /** Resolves once count >= n; rejects after timeoutMs (default 10 s). */
@@ -181,6 +183,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   const verifySample = options.verifySample ?? 1
   const recordArrivals = options.recordArrivals ?? false
   const arrivals: number[] = []
+  const acceptedIds = new Set<string>()
   const subscriptions = new Map<string, Subscription>()
   const failures = new Map<string, FailBehaviour>()
   const publicKeys = new Map<string, KeyObject>()
@@ -210,9 +213,12 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     answer(res, status)
   }
 
-  function accept(res: ServerResponse): void {
+  function accept(res: ServerResponse, subscriptionId: string): void {
     count++
-    if (recordArrivals) arrivals.push(Date.now())
+    if (recordArrivals) {
+      arrivals.push(Date.now())
+      acceptedIds.add(subscriptionId)
+    }
     answer(res, 201, { location: `${url}/message/${count}` })
   }
 
@@ -288,7 +294,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
       httpVersion: req.httpVersion,
       at: Date.now(),
     })
-    accept(res)
+    accept(res, sub.id)
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -311,7 +317,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     }
     if (verifySample < 1 && Math.random() >= verifySample) {
       req.resume()
-      req.on('end', () => accept(res))
+      req.on('end', () => accept(res, sub.id))
       return
     }
     const chunks: Buffer[] = []
@@ -385,6 +391,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
       rejected.length = 0
       failures.clear()
       arrivals.length = 0
+      acceptedIds.clear()
       count = 0
       requests = 0
     },
@@ -392,6 +399,9 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
       return count
     },
     arrivals,
+    get distinct() {
+      return acceptedIds.size
+    },
     get requests() {
       return requests
     },
