@@ -240,10 +240,12 @@ export class PushClient {
    * (slow start) the next batches wait rather than hold the event loop and
    * the cores with database work and encryption whose pushes could not leave
    * yet, while the first pushes' TLS handshakes need both. One waiter goes per
-   * push finished, so batches start one at a time.
+   * push finished while there is room (a batch counts in only once it has
+   * read its slice, so several may start close together); with nothing
+   * planned at all, at once.
    */
   whenRoom(maxWaitMs: number): Promise<void> {
-    if (this.roomWaiters.length === 0 && this.hasRoom()) return Promise.resolve()
+    if (this.planned <= 0 || (this.roomWaiters.length === 0 && this.hasRoom())) return Promise.resolve()
     return new Promise<void>((resolve) => {
       const waiter = (): void => {
         clearTimeout(timer)
@@ -252,6 +254,8 @@ export class PushClient {
       const timer = setTimeout(() => {
         this.roomWaiters = this.roomWaiters.filter((w) => w !== waiter)
         resolve()
+        // The batch behind it need not sit out its own wait if there is room now.
+        if (this.roomWaiters.length > 0 && this.hasRoom()) this.roomWaiters.shift()!()
       }, maxWaitMs)
       this.roomWaiters.push(waiter)
     })
@@ -298,6 +302,7 @@ export class PushClient {
   }
 
   async close(): Promise<void> {
+    for (const waiter of this.roomWaiters.splice(0)) waiter()
     await Promise.all([...this.origins.values()].map((origin) => Promise.all([
       origin.pool.close().catch(() => undefined),
       origin.h2?.close(),
