@@ -43,6 +43,8 @@ export class EncryptPool {
   private readonly encrypt: ReturnType<typeof chooseEncryptPayload>
   /** Which RFC 8291 implementation encrypts: the OpenSSL addon or node:crypto. */
   readonly implementation: 'openssl' | 'node:crypto'
+  /** Encryption threads: HERALD_ENCRYPT_THREADS, or defaultThreads(). */
+  readonly threads: number
 
   /**
    * threads = 0 encrypts on the calling thread (handy where threads cost more than they give).
@@ -56,9 +58,6 @@ export class EncryptPool {
     this.implementation = this.encrypt === encryptPayload ? 'node:crypto' : 'openssl'
     this.threads = threads ?? defaultThreads(this.implementation, availableParallelism())
   }
-
-  /** Encryption threads: HERALD_ENCRYPT_THREADS, or defaultThreads(). */
-  readonly threads: number
 
   private get workers(): Piscina {
     if (!this.pool) {
