@@ -98,7 +98,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'hk_live_…', description: 'A project API key, `hk_live_…`' },
-          project: { type: 'apiKey', in: 'query', name: 'project', description: 'The project id, prj_…' },
+          project: { type: 'apiKey', in: 'query', name: 'project', description: 'The project id (prj_…). Not a credential: no operation uses this scheme any more (the browser routes take `project` as a query parameter and are public); kept so earlier documents still resolve.' },
           adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token, `HERALD_ADMIN_TOKEN`' },
           session: { type: 'apiKey', in: 'cookie', name: 'herald_session', description: 'A member\'s session (POST /v1/session); requests that change something also send `X-CSRF-Token`' },
         },
