@@ -10,12 +10,14 @@ import type { App } from './platform/http/app-type.ts'
 import { installErrorHandling } from './platform/http/errors.ts'
 import { refuseUnstorableStrings, validatorCompiler } from './platform/http/validation.ts'
 import { discardUnreadBodies } from './platform/http/unread-body.ts'
+import { documentBodyLimit } from './platform/http/body-limit-docs.ts'
 import { newId } from './platform/ids.ts'
 import { RequestLog } from './platform/http/request-log.ts'
 import { AppError } from './platform/errors.ts'
 import { registerAdminRoutes } from './projects/admin.routes.ts'
 import { registerMeRoutes } from './projects/me.routes.ts'
 import { registerApiKeysRoutes } from './projects/api-keys.routes.ts'
+import { documentBearerRoute } from './projects/project-auth.ts'
 import { registerSessionRoutes } from './accounts/session.routes.ts'
 import { registerMembersRoutes } from './projects/members.routes.ts'
 import { registerAuditRoutes } from './projects/audit-log.routes.ts'
@@ -96,7 +98,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'hk_live_…', description: 'A project API key, `hk_live_…`' },
-          project: { type: 'apiKey', in: 'query', name: 'project', description: 'The project id, prj_…' },
+          project: { type: 'apiKey', in: 'query', name: 'project', description: 'The project id (prj_…). Not a credential: no operation uses this scheme any more (the browser routes take `project` as a query parameter and are public); kept so earlier documents still resolve.' },
           adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token, `HERALD_ADMIN_TOKEN`' },
           session: { type: 'apiKey', in: 'cookie', name: 'herald_session', description: 'A member\'s session (POST /v1/session); requests that change something also send `X-CSRF-Token`' },
         },
@@ -119,6 +121,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   refuseUnstorableStrings(app)
 
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
+  app.addHook('onRoute', documentBearerRoute)
+  app.addHook('onRoute', documentBodyLimit)
   registerHealthRoutes(app, ctx, options.isReady ?? (() => true))
   registerMetricsRoute(app, ctx)
   registerAdminRoutes(app, ctx)

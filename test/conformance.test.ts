@@ -1508,19 +1508,19 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
   it('subscribe and unsubscribe document the X-Service-Project header beside ?project=', () => {
     for (const path of ['/v1/subscribe', '/v1/unsubscribe']) {
       const params = (doc.paths[path]!.post as { parameters?: { in: string; name: string }[] }).parameters ?? []
-      // ?project= is the `project` security scheme (an apiKey in the query).
+      // ?project= is a query parameter (the `project` security scheme stays in components, unused: decisions.md).
       expect(params, path).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'x-service-project' })]))
     }
     const schemes = (doc as unknown as { components: { securitySchemes: Record<string, unknown> } }).components.securitySchemes
     expect(schemes.project).toMatchObject({ type: 'apiKey', in: 'query', name: 'project' })
   })
 
-  it('bearer routes declare apiKey security; browser routes declare project security', () => {
+  it('bearer routes declare apiKey (or session) security; browser routes are public (the project id is no credential)', () => {
     for (const [method, path] of expected) {
       const op = doc.paths[path]![method]!
       if (path.startsWith('/admin/')) expect(op.security, path).toEqual([{ adminToken: [] }])
-      else if (['/v1/subscribe', '/v1/unsubscribe', '/v1/events', '/v1/vapid-public-key'].includes(path)) expect(op.security, path).toEqual([{ project: [] }])
-      else if (path.startsWith('/v1/')) expect(op.security, path).toEqual([{ apiKey: [] }])
+      else if (['/v1/subscribe', '/v1/unsubscribe', '/v1/events', '/v1/vapid-public-key'].includes(path)) expect(op.security, path).toEqual([])
+      else if (path.startsWith('/v1/')) expect(op.security, path).toEqual([{ apiKey: [] }, { session: [] }])
     }
   })
 })

@@ -40,7 +40,9 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
 
   app.post('/v1/session', {
     schema: {
+      operationId: 'signIn',
       tags,
+      security: [],
       summary: 'Sign in with email and password',
       description: 'Sets the HttpOnly session cookie and answers who is signed in, with the CSRF token to send as X-CSRF-Token. `project` picks the project to act in (default: the first). Attempts are limited per account and per IP (429 rate_limited, Retry-After).',
       body: SignInBody,
@@ -55,12 +57,13 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
 
   app.get('/v1/session', {
     onRequest: session,
-    schema: { tags, security, summary: 'Who is signed in: the user, the current project and role, every project, the CSRF token', response: { 200: SessionView, 401: ErrorBody } },
+    schema: { operationId: 'getSession', tags, security, summary: 'Who is signed in: the user, the current project and role, every project, the CSRF token', response: { 200: SessionView, 401: ErrorBody } },
   }, async (request) => describeSession(db, request.session!))
 
   app.patch('/v1/session', {
     onRequest: session,
     schema: {
+      operationId: 'switchProject',
       tags,
       security,
       summary: 'Switch the project the session acts in',
@@ -72,7 +75,7 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
 
   app.delete('/v1/session', {
     onRequest: session,
-    schema: { tags, security, summary: 'Sign out this session', response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
+    schema: { operationId: 'signOut', tags, security, summary: 'Sign out this session', response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
   }, async (request, reply) => {
     await signOut(db, request.session!)
     clearSessionCookie(reply, config)
@@ -81,7 +84,7 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
 
   app.delete('/v1/sessions', {
     onRequest: session,
-    schema: { tags, security, summary: "Sign out everywhere: end every session of the signed-in user", response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
+    schema: { operationId: 'signOutEverywhere', tags, security, summary: "Sign out everywhere: end every session of the signed-in user", response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
   }, async (request, reply) => {
     await signOutEverywhere(db, request.session!)
     clearSessionCookie(reply, config)
@@ -90,7 +93,9 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
 
   app.post('/v1/invites/inspect', {
     schema: {
+      operationId: 'inspectInvite',
       tags,
+      security: [],
       summary: 'What an invite link is for (email, project, role), before accepting it',
       body: TokenBody,
       response: { 200: InviteView, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
@@ -99,7 +104,9 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
 
   app.post('/v1/invites/accept', {
     schema: {
+      operationId: 'acceptInvite',
       tags,
+      security: [],
       summary: 'Accept an invite: set a password (or give the one the email already has) and join the project',
       description: 'Single use, within 72 hours of the invite (404 invite_not_found after). Counted against the per-IP sign-in limit. Sign in afterwards with POST /v1/session.',
       body: AcceptInviteBody,

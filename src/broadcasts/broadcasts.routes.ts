@@ -21,6 +21,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'broadcasts:read'),
       schema: {
+        operationId: 'listBroadcasts',
         tags: ['broadcasts'],
         summary: 'List broadcasts, newest first',
         security,
@@ -36,6 +37,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'broadcasts:read'),
       schema: {
+        operationId: 'getBroadcast',
         tags: ['broadcasts'],
         summary: 'Get a broadcast with its counts',
         security,
@@ -51,6 +53,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'broadcasts:send'),
       schema: {
+        operationId: 'cancelBroadcast',
         tags: ['broadcasts'],
         summary: 'Cancel a scheduled broadcast',
         security,
@@ -69,6 +72,7 @@ export function registerBroadcastsRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'broadcasts:send'),
       schema: {
+        operationId: 'stopBroadcast',
         tags: ['broadcasts'],
         summary: 'Stop a broadcast: nothing more is pushed, retries included',
         description:

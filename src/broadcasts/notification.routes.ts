@@ -17,9 +17,10 @@ export function registerNotificationRoutes(app: App, ctx: AppContext): void {
     '/v1/notifications/:broadcast_id',
     {
       schema: {
+        operationId: 'getNotification',
         tags: ['browser'],
         summary: "A broadcast's notification content, for the service worker",
-        security: [{ project: [] }],
+        security: [],
         params: Type.Object({ broadcast_id: Type.String({ maxLength: 64 }) }),
         querystring: Type.Object({ project: Type.Optional(Type.String()) }),
         response: { 200: NotificationPayload, 400: ErrorBody, 404: ErrorBody },

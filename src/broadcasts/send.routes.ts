@@ -23,6 +23,7 @@ export function registerSendRoutes(app: App, ctx: AppContext): void {
       bodyLimit: SEND_BODY_LIMIT,
       onRequest: bearerAuth(ctx, 'broadcasts:send'),
       schema: {
+        operationId: 'sendNotification',
         tags: ['broadcasts'],
         summary: 'Send or schedule a broadcast',
         description:

@@ -38,6 +38,7 @@ export function registerClickLinkRoute(app: App, ctx: AppContext, writer: Beacon
     '/c/:token',
     {
       schema: {
+        operationId: 'openClickLink',
         tags: ['browser'],
         summary: 'Open a notification link: records the click and redirects to its URL',
         description:

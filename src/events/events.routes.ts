@@ -53,13 +53,14 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
     scope.post('/v1/events', {
       bodyLimit: EVENTS_BODY_LIMIT,
       schema: {
+        operationId: 'recordEvent',
         tags: ['events'],
         summary: 'Record a notification click or dismiss (always 202)',
         description:
           'Called by the service worker. Takes application/json or text/plain (sendBeacon). ' +
           'Always answers 202 { ok: true }; the event is dropped silently when the project is missing or unknown, ' +
           'the broadcast is not that project\'s, the body is invalid, or the project is over its rate limit.',
-        security: [{ project: [] }],
+        security: [],
         querystring: EventsQuery,
         body: EventBody,
         response: { 202: AcceptedResponse },

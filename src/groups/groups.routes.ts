@@ -24,12 +24,13 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
 
   app.get('/v1/groups', {
     onRequest: bearerAuth(ctx, 'groups:read'),
-    schema: { tags, security, summary: 'List every group of the project', response: { 200: GroupList, 401: ErrorBody, 429: ErrorBody } },
+    schema: { operationId: 'listGroups', tags, security, summary: 'List every group of the project', response: { 200: GroupList, 401: ErrorBody, 429: ErrorBody } },
   }, async (request) => ({ groups: await service.listGroups(ctx.db, request.project.id) }))
 
   app.post('/v1/groups', {
     onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
+      operationId: 'createGroup',
       tags,
       security,
       summary: 'Create a group',
@@ -45,6 +46,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   app.patch('/v1/groups/:id', {
     onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
+      operationId: 'updateGroup',
       tags,
       security,
       summary: 'Rename a group or change its description',
@@ -61,6 +63,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   app.delete('/v1/groups/:id', {
     onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
+      operationId: 'deleteGroup',
       tags,
       security,
       summary: 'Delete a group',
@@ -76,6 +79,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   app.post('/v1/groups/:id/subscribers', {
     onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
+      operationId: 'addGroupSubscribers',
       tags,
       security,
       summary: 'Add subscribers to a group',
@@ -89,6 +93,7 @@ export function registerGroupsRoutes(app: App, ctx: AppContext): void {
   app.delete('/v1/groups/:id/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'groups:write'),
     schema: {
+      operationId: 'removeGroupSubscriber',
       tags,
       security,
       summary: 'Remove one subscriber from a group',

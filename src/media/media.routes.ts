@@ -11,7 +11,9 @@ import { ErrorBody } from '../platform/http/shared-schemas.ts'
 export function registerMediaRoutes(app: App, ctx: AppContext): void {
   app.get('/icons/:file', {
     schema: {
+      operationId: 'getIcon',
       tags: ['media'],
+      security: [],
       summary: 'A hosted notification icon or image',
       params: MediaFileParams,
       response: {

@@ -49,19 +49,19 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
 
   app.post(
     '/admin/v1/projects',
-    { onRequest, schema: { tags, security, summary: 'Create a project and its first API key', body: CreateProjectBody, response: { 201: CreatedProject, 400: ErrorBody, 401: ErrorBody } } },
+    { onRequest, schema: { operationId: 'createProject', tags, security, summary: 'Create a project and its first API key', body: CreateProjectBody, response: { 201: CreatedProject, 400: ErrorBody, 401: ErrorBody } } },
     async (request, reply) => reply.code(201).send(await createProjectForOperator(db, request.body)),
   )
 
   app.get(
     '/admin/v1/projects',
-    { onRequest, schema: { tags, security, summary: 'List projects, newest first', querystring: ListProjectsQuery, response: { 200: ProjectList, 400: ErrorBody, 401: ErrorBody } } },
+    { onRequest, schema: { operationId: 'listProjects', tags, security, summary: 'List projects, newest first', querystring: ListProjectsQuery, response: { 200: ProjectList, 400: ErrorBody, 401: ErrorBody } } },
     async (request) => listProjectsForOperator(db, request.query),
   )
 
   app.get(
     '/admin/v1/projects/:id',
-    { onRequest, schema: { tags, security, summary: 'Get a project with its limits and usage', params: ProjectParams, response: { 200: Project, 401: ErrorBody, 404: ErrorBody } } },
+    { onRequest, schema: { operationId: 'getProject', tags, security, summary: 'Get a project with its limits and usage', params: ProjectParams, response: { 200: Project, 401: ErrorBody, 404: ErrorBody } } },
     async (request) => getProject(db, request.params.id),
   )
 
@@ -71,6 +71,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       onRequest,
       bodyLimit: PATCH_PROJECT_BODY_LIMIT,
       schema: {
+        operationId: 'updateProject',
         tags,
         security,
         summary: 'Change plan, default icon or limit overrides',
@@ -85,7 +86,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
 
   app.get(
     '/admin/v1/projects/:id/api-keys',
-    { onRequest, schema: { tags, security, summary: "List a project's API keys (never the keys themselves)", params: ProjectParams, response: { 200: ApiKeyList, 401: ErrorBody, 404: ErrorBody } } },
+    { onRequest, schema: { operationId: 'listProjectApiKeys', tags, security, summary: "List a project's API keys (never the keys themselves)", params: ProjectParams, response: { 200: ApiKeyList, 401: ErrorBody, 404: ErrorBody } } },
     async (request) => listProjectApiKeys(db, request.params.id),
   )
 
@@ -98,14 +99,14 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {}
       },
-      schema: { tags, security, summary: 'Create an API key, optionally with a scope (default full)', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
+      schema: { operationId: 'createProjectApiKey', tags, security, summary: 'Create an API key, optionally with a scope (default full)', params: ProjectParams, body: CreateApiKeyBody, response: { 201: CreatedApiKey, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
     },
     async (request, reply) => reply.code(201).send(await createProjectApiKey(db, auditContext(request, OPERATOR), request.params.id, request.body ?? {})),
   )
 
   app.delete(
     '/admin/v1/projects/:id/api-keys/:key_id',
-    { onRequest, schema: { tags, security, summary: 'Revoke an API key at once', params: ProjectKeyParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody } } },
+    { onRequest, schema: { operationId: 'revokeProjectApiKey', tags, security, summary: 'Revoke an API key at once', params: ProjectKeyParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody } } },
     async (request) => {
       await revokeProjectApiKey(db, auditContext(request, OPERATOR), request.params.id, request.params.key_id)
       return { ok: true as const }
@@ -117,6 +118,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
     {
       onRequest,
       schema: {
+        operationId: 'inviteProjectMember',
         tags,
         security,
         summary: 'Invite a member (the first owner): answers a one-time invite link, valid 72 hours',

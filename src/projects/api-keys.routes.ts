@@ -20,6 +20,7 @@ export function registerApiKeysRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/api-keys', {
     onRequest,
     schema: {
+      operationId: 'listApiKeys',
       tags,
       security,
       summary: "The project's API keys that work, oldest first (never the keys themselves)",
@@ -34,6 +35,7 @@ export function registerApiKeysRoutes(app: App, ctx: AppContext): void {
       if (request.body === undefined) request.body = {}
     },
     schema: {
+      operationId: 'createApiKey',
       tags,
       security,
       summary: 'Create an API key, optionally named and restricted to a scope (default full)',
@@ -46,6 +48,7 @@ export function registerApiKeysRoutes(app: App, ctx: AppContext): void {
   app.delete('/v1/api-keys/:id', {
     onRequest,
     schema: {
+      operationId: 'revokeApiKey',
       tags,
       security,
       summary: 'Revoke an API key at once',

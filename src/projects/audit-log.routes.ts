@@ -13,6 +13,7 @@ export function registerAuditRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/audit-log', {
     onRequest: bearerAuth(ctx, 'audit:read'),
     schema: {
+      operationId: 'listAuditLog',
       tags: ['audit'],
       summary: "The project's audit log, newest first",
       description:

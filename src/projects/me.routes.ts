@@ -20,6 +20,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/me', {
     onRequest: bearerAuth(ctx, 'project:read'),
     schema: {
+      operationId: 'getCurrentProject',
       tags: ['project'],
       summary: 'The project of this API key: plan, limits, usage, VAPID public key',
       security: [{ apiKey: [] }],
@@ -32,6 +33,7 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
     // The same room as the operator's PATCH: a 256 KB data-URL icon grows by a third as base64.
     bodyLimit: PATCH_PROJECT_BODY_LIMIT,
     schema: {
+      operationId: 'updateCurrentProject',
       tags: ['project'],
       summary: "Set or clear the project's default notification icon",
       description: 'default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts. Answers like GET /v1/me.',
@@ -43,9 +45,10 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
 
   app.get('/v1/vapid-public-key', {
     schema: {
+      operationId: 'getVapidPublicKey',
       tags: ['project'],
       summary: "The project's VAPID public key, for the browser SDK (no API key needed)",
-      security: [{ project: [] }],
+      security: [],
       querystring: VapidKeyQuery,
       response: { 200: VapidKeyResponse, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },

@@ -20,12 +20,13 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
 
   app.get('/v1/members', {
     onRequest,
-    schema: { tags, security, summary: "The project's members and open invites", response: { 200: MemberList, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
+    schema: { operationId: 'listMembers', tags, security, summary: "The project's members and open invites", response: { 200: MemberList, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
   }, async (request) => listMembers(db, request.project.id))
 
   app.post('/v1/members/invites', {
     onRequest,
     schema: {
+      operationId: 'createInvite',
       tags,
       security,
       summary: 'Invite someone: answers a link, valid 72 hours for one acceptance, to hand over (no e-mail is sent)',
@@ -40,7 +41,7 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
 
   app.delete('/v1/members/invites/:id', {
     onRequest,
-    schema: { tags, security, summary: 'Revoke an open invite', params: InviteParams, response: { 200: Ok, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
+    schema: { operationId: 'revokeInvite', tags, security, summary: 'Revoke an open invite', params: InviteParams, response: { 200: Ok, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
   }, async (request) => {
     await cancelInvite(db, auditContext(request), request.project.id, request.params.id)
     return { ok: true as const }
@@ -49,6 +50,7 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
   app.patch('/v1/members/:user_id', {
     onRequest,
     schema: {
+      operationId: 'changeMemberRole',
       tags,
       security,
       summary: "Change a member's role",
@@ -62,6 +64,7 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
   app.delete('/v1/members/:user_id', {
     onRequest,
     schema: {
+      operationId: 'removeMember',
       tags,
       security,
       summary: 'Remove a member from the project',

@@ -4,10 +4,11 @@
 // request is then counted against the project's requests_per_minute. A bearer
 // route names the permission it needs (access.ts), and the actor behind the
 // credentials must hold it.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { AppContext } from '../platform/context.ts'
 import { AppError } from '../platform/errors.ts'
 import { bearerToken } from '../platform/http/auth.ts'
+import { ErrorBody } from '../platform/http/shared-schemas.ts'
 import { authenticateSession, hasSessionCookie } from '../accounts/session-auth.ts'
 import { roleIn } from '../accounts/sessions.store.ts'
 import { enforceRateLimit } from '../platform/http/request-limit.ts'
@@ -95,6 +96,28 @@ export function bearerAuth(ctx: AppContext, permission: Permission): BearerHook 
     if (!allows(actor, permission)) throw new AppError(refusalCode(actor))
   }
   return Object.assign(hook, { permission })
+}
+
+/**
+ * What bearerAuth itself can answer on any route it guards (docs/errors.md):
+ * 401 invalid_api_key or invalid_session, 403 insufficient_scope,
+ * insufficient_role or csrf_token_invalid, 404 project_not_found (a session
+ * naming a project the user is not a member of), 429 rate_limited.
+ */
+const BEARER_ERROR_STATUSES = [401, 403, 404, 429] as const
+
+/**
+ * An onRoute hook (app.ts): puts bearerAuth's own answers and its second way
+ * in (a member's session) into the OpenAPI entry of every route it guards, so
+ * no route, including one added later, documents fewer than it can answer.
+ */
+export function documentBearerRoute(route: RouteOptions): void {
+  const guarded = [route.onRequest].flat().some((hook) => typeof hook === 'function' && 'permission' in hook)
+  const schema = route.schema as { response?: Record<string, unknown>; security?: Record<string, string[]>[] } | undefined
+  if (!guarded || !schema) return
+  schema.response = { ...Object.fromEntries(BEARER_ERROR_STATUSES.map((status) => [status, ErrorBody])), ...schema.response }
+  const security = schema.security ?? [{ apiKey: [] }]
+  schema.security = security.some((scheme) => 'session' in scheme) ? security : [...security, { session: [] }]
 }
 
 function projectIdFrom(request: FastifyRequest, allowHeader: boolean): string | null {

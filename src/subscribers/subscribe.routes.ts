@@ -9,7 +9,8 @@ import * as service from './subscribe.service.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 
 const tags = ['subscribers']
-const security = [{ project: [] }]
+// Public: the project id names the project, it proves nothing (decisions.md, "The OpenAPI document").
+const security: [] = []
 
 export function registerSubscribeRoutes(app: App, ctx: AppContext): void {
   const onRequest = projectAuth(ctx)
@@ -17,6 +18,7 @@ export function registerSubscribeRoutes(app: App, ctx: AppContext): void {
   app.post('/v1/subscribe', {
     onRequest,
     schema: {
+      operationId: 'subscribe',
       tags,
       security,
       summary: 'Store a browser push subscription',
@@ -37,6 +39,7 @@ export function registerSubscribeRoutes(app: App, ctx: AppContext): void {
   app.post('/v1/unsubscribe', {
     onRequest,
     schema: {
+      operationId: 'unsubscribe',
       tags,
       security,
       summary: 'Soft-unsubscribe a browser',

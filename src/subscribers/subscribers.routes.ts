@@ -29,6 +29,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/subscribers', {
     onRequest: bearerAuth(ctx, 'subscribers:read'),
     schema: {
+      operationId: 'listSubscribers',
       tags,
       security,
       summary: 'List subscribers, newest first',
@@ -42,6 +43,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/subscribers/counts', {
     onRequest: bearerAuth(ctx, 'project:read'),
     schema: {
+      operationId: 'countSubscribers',
       tags,
       security,
       summary: 'How many subscribers the project has, by status',
@@ -52,12 +54,13 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
 
   app.get('/v1/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'subscribers:read'),
-    schema: { tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
+    schema: { operationId: 'getSubscriber', tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
   }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid))
 
   app.patch('/v1/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'subscribers:tags'),
     schema: {
+      operationId: 'updateSubscriberTags',
       tags,
       security,
       summary: "Set a subscriber's tags",
@@ -71,6 +74,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   app.patch('/v1/subscribers/by-external-id/:external_id', {
     onRequest: bearerAuth(ctx, 'subscribers:tags'),
     schema: {
+      operationId: 'updateUserSubscriberTags',
       tags,
       security,
       summary: 'Set the tags of every subscriber (device) of one user',
@@ -85,6 +89,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   app.delete('/v1/subscribers/by-endpoint', {
     onRequest: bearerAuth(ctx, 'subscribers:write'),
     schema: {
+      operationId: 'eraseSubscriberByEndpoint',
       tags,
       security,
       summary: 'Erase the subscriber with this endpoint',
@@ -97,6 +102,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   app.delete('/v1/subscribers/by-external-id/:external_id', {
     onRequest: bearerAuth(ctx, 'subscribers:write'),
     schema: {
+      operationId: 'eraseUserSubscribers',
       tags,
       security,
       summary: 'Erase every subscriber (device) of one user',
@@ -109,6 +115,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   app.delete('/v1/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'subscribers:write'),
     schema: {
+      operationId: 'eraseSubscriber',
       tags,
       security,
       summary: 'Erase one subscriber',

@@ -50,6 +50,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
+        operationId: 'createWebhook',
         tags,
         security,
         summary: 'Register a webhook endpoint',
@@ -63,7 +64,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
 
   app.get(
     '/v1/webhooks',
-    { onRequest: bearerAuth(ctx, 'webhooks:read'), schema: { tags, security, summary: "List the project's webhook endpoints", querystring: ListWebhooksQuery, response: { 200: WebhookList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody } } },
+    { onRequest: bearerAuth(ctx, 'webhooks:read'), schema: { operationId: 'listWebhooks', tags, security, summary: "List the project's webhook endpoints", querystring: ListWebhooksQuery, response: { 200: WebhookList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody } } },
     async (request) => listWebhooks(ctx.db, request.project.id, request.query),
   )
 
@@ -71,7 +72,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
     '/v1/webhooks/:id',
     {
       onRequest: bearerAuth(ctx, 'webhooks:read'),
-      schema: { tags, security, summary: 'Get a webhook endpoint, with its status and why it is disabled', params: WebhookParams, response: { 200: Webhook, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
+      schema: { operationId: 'getWebhook', tags, security, summary: 'Get a webhook endpoint, with its status and why it is disabled', params: WebhookParams, response: { 200: Webhook, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
     },
     async (request) => getWebhook(ctx.db, request.project.id, request.params.id),
   )
@@ -81,6 +82,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
+        operationId: 'updateWebhook',
         tags,
         security,
         summary: 'Change a webhook endpoint: url, events, enabled',
@@ -96,7 +98,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
 
   app.delete(
     '/v1/webhooks/:id',
-    { onRequest: bearerAuth(ctx, 'webhooks:write'), schema: { tags, security, summary: 'Remove a webhook endpoint', params: WebhookParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } } },
+    { onRequest: bearerAuth(ctx, 'webhooks:write'), schema: { operationId: 'deleteWebhook', tags, security, summary: 'Remove a webhook endpoint', params: WebhookParams, response: { 200: Ok, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } } },
     async (request) => {
       await removeWebhook(ctx.db, auditContext(request), request.project.id, request.params.id)
       return { ok: true as const }
@@ -108,6 +110,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'webhooks:read'),
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags,
         security,
         summary: "The endpoint's delivery attempts, newest first",
@@ -125,6 +128,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
+        operationId: 'testWebhook',
         tags,
         security,
         summary: 'Send a signed event of type test to the endpoint now',
@@ -159,6 +163,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
     {
       onRequest: bearerAuth(ctx, 'webhooks:write'),
       schema: {
+        operationId: 'rotateWebhookSecret',
         tags,
         security,
         summary: "Replace the endpoint's signing secret",

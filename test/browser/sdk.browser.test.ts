@@ -45,7 +45,10 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
     await herald?.close()
   })
 
-  async function openPage(path: string, options: { grant: boolean; subscriptions?: ReturnType<PushService['createSubscription']>[] }): Promise<{ context: BrowserContext; page: Page }> {
+  async function openPage(
+    path: string,
+    options: { grant: boolean; subscriptions?: ReturnType<PushService['createSubscription']>[]; realPushManager?: boolean },
+  ): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext()
     if (options.grant) await context.grantPermissions(['notifications'], { origin: site.url })
     const page = await context.newPage()
@@ -58,7 +61,7 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
         return original(...args)
       }
     })
-    await page.addInitScript(installFakePushManager, options.subscriptions ?? [])
+    if (!options.realPushManager) await page.addInitScript(installFakePushManager, options.subscriptions ?? [])
     await page.goto(`${site.url}${path}`)
     return { context, page }
   }
@@ -204,6 +207,55 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
       expect(error).toMatchObject({ code: 'project_not_found', status: 404 })
     } finally {
       await granted.context.close()
+    }
+  })
+
+  it('turns what the browser rejects with (DOMExceptions, numeric codes) into string codes, keeping the cause', async () => {
+    // subscribe()'s failure as the page sees it: code, its type, and the browser's own error.
+    const failure = (page: Page) => page.evaluate(async (projectId) => {
+      window.Herald.init({ project: projectId })
+      try {
+        await window.Herald.subscribe()
+        return null
+      } catch (error) {
+        const e = error as Error & { code: unknown; cause?: { name?: string; code?: unknown } }
+        return { name: e.name, code: e.code, type: typeof e.code, causeName: e.cause?.name, causeCode: e.cause?.code }
+      }
+    }, project.id)
+
+    // The real PushManager: headless Chromium has no push service, and rejects with AbortError (legacy code 20).
+    const real = await openPage('/', { grant: true, realPushManager: true })
+    try {
+      expect(await failure(real.page)).toEqual({ name: 'HeraldError', code: 'push_service_failed', type: 'string', causeName: 'AbortError', causeCode: 20 })
+    } finally {
+      await real.context.close()
+    }
+
+    // A push service that refuses permission (NotAllowedError, legacy code 0).
+    const refused = await openPage('/', { grant: true })
+    try {
+      await refused.page.evaluate(() => {
+        PushManager.prototype.subscribe = async () => {
+          throw new DOMException('Registration failed - permission denied', 'NotAllowedError')
+        }
+      })
+      expect(await failure(refused.page)).toMatchObject({ code: 'permission_denied', type: 'string', causeName: 'NotAllowedError' })
+    } finally {
+      await refused.context.close()
+    }
+
+    // IndexedDB unavailable (as in some private modes): the subscription is made, the SDK cannot keep its record.
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const noStorage = await openPage('/', { grant: true, subscriptions: [subscription] })
+    try {
+      await noStorage.page.evaluate(() => {
+        indexedDB.open = () => {
+          throw new DOMException('The user denied permission to access the database.', 'InvalidStateError')
+        }
+      })
+      expect(await failure(noStorage.page)).toMatchObject({ code: 'storage_failed', type: 'string', causeName: 'InvalidStateError', causeCode: 11 })
+    } finally {
+      await noStorage.context.close()
     }
   })
 

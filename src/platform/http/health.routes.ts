@@ -6,9 +6,9 @@ import type { Static } from 'typebox'
 import { ErrorBody, Ok } from './shared-schemas.ts'
 
 export function registerHealthRoutes(app: App, ctx: AppContext, isReady: () => Promise<boolean> | boolean): void {
-  app.get('/healthz', { schema: { tags: ['health'], response: { 200: Ok } } }, async () => ({ ok: true }) as const)
+  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['health'], security: [], summary: 'Liveness: the process answers', response: { 200: Ok } } }, async () => ({ ok: true }) as const)
 
-  app.get('/readyz', { schema: { tags: ['health'], response: { 200: Ok, 503: ErrorBody } } }, async (_request, reply) => {
+  app.get('/readyz', { schema: { operationId: 'getReadiness', tags: ['health'], security: [], summary: 'Readiness: the database answers and the worker runs (503 not_ready otherwise)', response: { 200: Ok, 503: ErrorBody } } }, async (_request, reply) => {
     // Answered here rather than thrown: the error handler logs every 5xx, and a
     // load balancer asking every few seconds during an outage would write a
     // line each time (the outage itself is logged once, by the database).

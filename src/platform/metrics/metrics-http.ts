@@ -24,11 +24,18 @@ export function registerMetricsRoute(app: App, ctx: AppContext): void {
     {
       onRequest: ctx.config.adminToken ? adminAuth(ctx.config.adminToken) : refuseAll,
       schema: {
+        operationId: 'getMetrics',
         tags: ['admin'],
         security: [{ adminToken: [] }],
         summary: 'Prometheus metrics of this process (text exposition format)',
         produces: ['text/plain'],
-        response: { 401: ErrorBody },
+        response: {
+          200: {
+            description: 'Every metric of this process, in the Prometheus text format (version 0.0.4).',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          401: ErrorBody,
+        },
       },
     },
     async (_request, reply) => {

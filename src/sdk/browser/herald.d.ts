@@ -25,9 +25,14 @@ export interface HeraldSubscribeOptions {
 }
 
 /**
- * Every failure is an Error with a `code`: one of Herald's API error codes
- * (`project_not_found`, `subscriber_limit_reached`, `invalid_request`,
- * `rate_limited`, …) or one of the SDK's own below.
+ * Every failure is an Error with a `code`, always a string: one of Herald's API
+ * error codes (`project_not_found`, `subscriber_limit_reached`,
+ * `invalid_request`, `rate_limited`, …) or one of the SDK's own below. An
+ * error the browser raised (a DOMException, whose own `code` is a number) is
+ * never passed through as it is: it becomes `permission_denied`
+ * (NotAllowedError), `unsupported` (NotSupportedError), or the code of the
+ * step that failed (`push_service_failed`, `storage_failed`, else
+ * `browser_error`), with the browser's error as `cause`.
  */
 export interface HeraldError extends Error {
   name: 'HeraldError'
@@ -39,9 +44,17 @@ export interface HeraldError extends Error {
     | 'service_worker_failed'
     | 'network_error'
     | 'api_error'
+    /** PushManager failed: the browser's push service refused or could not be reached (Chromium without one answers AbortError). */
+    | 'push_service_failed'
+    /** IndexedDB, where the SDK keeps its one record, failed or is unavailable (some private modes). */
+    | 'storage_failed'
+    /** Any other error the browser raised; see `cause`. */
+    | 'browser_error'
     | (string & {})
   /** The HTTP status when Herald answered with an error, else null. */
   status: number | null
+  /** The browser's own error, when the failure came from the browser. */
+  cause?: unknown
 }
 
 export interface HeraldSDK {

@@ -28,6 +28,22 @@
     return error
   }
 
+  // What the browser rejects with (a DOMException: AbortError when Chromium's
+  // push service refuses, errors of IndexedDB, …) carries a numeric legacy
+  // `code` (AbortError's is 20). It never reaches the page as it is: it becomes
+  // a HeraldError whose code is one of the strings herald.d.ts lists, chosen by
+  // the step that failed (`fallback`), with the browser's error as `cause`.
+  function fromBrowser(fallback, what) {
+    return function (cause) {
+      if (cause && cause.name === 'HeraldError') throw cause
+      var name = cause && cause.name
+      var code = name === 'NotAllowedError' ? 'permission_denied' : name === 'NotSupportedError' ? 'unsupported' : fallback
+      var error = HeraldError(code, what + ' (' + (name || 'Error') + ': ' + ((cause && cause.message) || String(cause)) + ').')
+      error.cause = cause
+      throw error
+    }
+  }
+
   function supported() {
     return typeof window !== 'undefined' && 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window
   }
@@ -58,7 +74,7 @@
         tx.oncomplete = function () { db.close(); resolve(request.result) }
         tx.onerror = tx.onabort = function () { db.close(); reject(tx.error) }
       })
-    })
+    }).catch(fromBrowser('storage_failed', 'The browser could not use IndexedDB, where the SDK keeps its one record'))
   }
 
   // What the service worker needs to re-subscribe on its own. One record: a
@@ -139,7 +155,7 @@
   function currentSubscription() {
     return navigator.serviceWorker.getRegistration(serviceWorkerUrl()).then(function (registration) {
       return registration ? registration.pushManager.getSubscription() : null
-    })
+    }).catch(fromBrowser('push_service_failed', "The browser could not read this site's push subscription"))
   }
 
   var Herald = {
@@ -174,7 +190,7 @@
           return (existing ? existing.unsubscribe() : Promise.resolve()).then(function () {
             return registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })
           })
-        }).then(function (subscription) {
+        }).catch(fromBrowser('push_service_failed', "The browser's push service gave no subscription")).then(function (subscription) {
           var json = subscription.toJSON()
           var body = { endpoint: json.endpoint, keys: json.keys }
           if (options.externalId !== undefined) body.external_id = options.externalId
@@ -199,7 +215,7 @@
             }).then(function () { return created.id })
           })
         })
-      })
+      }).catch(fromBrowser('browser_error', 'The browser refused'))
     },
 
     /** Removes this browser's subscription, in the browser and in Herald. */
@@ -221,10 +237,12 @@
         var subscription = results[0]
         var state = results[1]
         var endpoint = subscription ? subscription.endpoint : state && state.endpoint
-        return (subscription ? subscription.unsubscribe() : Promise.resolve()).then(function () {
-          return endpoint ? api('POST', '/v1/unsubscribe', { endpoint: endpoint }) : null
-        }).then(function () { return clearState() })
-      })
+        return (subscription ? subscription.unsubscribe() : Promise.resolve())
+          .catch(fromBrowser('push_service_failed', 'The browser could not cancel the push subscription'))
+          .then(function () {
+            return endpoint ? api('POST', '/v1/unsubscribe', { endpoint: endpoint }) : null
+          }).then(function () { return clearState() })
+      }).catch(fromBrowser('browser_error', 'The browser refused'))
     },
 
     /** True when this browser has a push subscription that was stored in Herald for this project. */
@@ -235,7 +253,7 @@
         return Promise.all([currentSubscription(), loadState()]).then(function (results) {
           return Boolean(results[0] && results[1] && results[1].endpoint === results[0].endpoint)
         })
-      })
+      }).catch(fromBrowser('browser_error', 'The browser refused'))
     },
   }
 
