@@ -198,7 +198,6 @@ function requestFor(op: Operation): fc.Arbitrary<FuzzRequest> {
 function requestOfKind(op: Operation, hostile: boolean): fc.Arbitrary<FuzzRequest> {
   const pathParams = op.parameters.filter((p) => p.in === 'path')
   const queryParams = op.parameters.filter((p) => p.in === 'query')
-  if (op.security === 'project') queryParams.push({ in: 'query', name: 'project', schema: { type: 'string' } })
   const headerParams = op.parameters.filter((p) => p.in === 'header')
 
   const path = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, urlValue(op, p.name, p.schema, hostile)])))
@@ -246,7 +245,7 @@ function requestOfKind(op: Operation, hostile: boolean): fc.Arbitrary<FuzzReques
 }
 
 function authHeaders(op: Operation, mode: Auth): Record<string, string> {
-  if (mode === 'none' || op.security === null || op.security === 'project') return {}
+  if (mode === 'none' || op.security === null) return {}
   const secret = op.security === 'adminToken' ? ADMIN_TOKEN : a.apiKey
   return { authorization: mode === 'valid' ? `Bearer ${secret}` : `Bearer ${secret.slice(0, -2)}xx` }
 }
