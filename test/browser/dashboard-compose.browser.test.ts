@@ -426,9 +426,18 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     const fits = async (where: string) => expect(await p.evaluate(() => document.documentElement.scrollWidth), where).toBeLessThanOrEqual(PHONE.width)
     /** Shown, within the screen's width once scrolled to, at least minWidth wide, and (a trial click) not covered by anything. */
     const usable = async (target: Locator, name: string, { click = true, minWidth = 0 } = {}) => {
-      await target.scrollIntoViewIfNeeded({ timeout: 2000 })
+      // A broadcast's page redraws each second: an element can be replaced between two calls here
+      // (scrolled to, then detached; or gone when its box is asked). Then the new one is measured.
+      let box = null
+      for (let attempt = 0; !box && attempt < 5; attempt++) {
+        await target.scrollIntoViewIfNeeded({ timeout: 2000 }).catch((error: Error) => {
+          if (!/not attached/.test(error.message) || attempt === 4) throw error
+        })
+        box = await target.boundingBox()
+      }
       expect(await target.isVisible(), name).toBe(true)
-      const box = (await target.boundingBox())!
+      expect(box, name).not.toBeNull()
+      box = box!
       expect(box.x, name).toBeGreaterThanOrEqual(0)
       expect(box.x + box.width, name).toBeLessThanOrEqual(PHONE.width)
       expect(box.width, name).toBeGreaterThanOrEqual(minWidth)
@@ -437,7 +446,7 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     await signIn(p, stopProject.apiKey)
     await openCompose(p)
     await fits('compose')
-    for (const label of ['Title', 'Body', 'Link', 'Icon', '…or upload an icon file', 'Image', '…or upload an image file', 'Send to', 'Time to live (seconds)', 'Urgency', 'Topic (optional)', 'Schedule (optional)']) {
+    for (const label of ['Title', 'Body', 'Link', 'Icon', '…or upload an icon file', 'Image', '…or upload an image file', 'Button 1 text', 'Button 1 id', 'Button 2 opens (optional)', 'Send to', 'Time to live (seconds)', 'Urgency', 'Topic (optional)', 'Pushes per minute (optional)', 'Schedule (optional)']) {
       // A field takes most of the screen's width, not a sliver beside the preview.
       await usable(p.getByLabel(label, { exact: true }), label, { minWidth: label.startsWith('…') ? 0 : PHONE.width / 2 })
     }
