@@ -1,5 +1,7 @@
 // The `herald` command: `serve` runs the service, the rest are operator tasks
 // that talk to the database directly (so they work before the server runs).
+// First: on a Node.js older than the floor, stop here with one line that names it.
+import './platform/node-floor.ts'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Role } from './platform/config.ts'
 import { openDatabase } from './platform/db/database.ts'

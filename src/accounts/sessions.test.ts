@@ -47,6 +47,17 @@ describe('signing in', () => {
     expect(s.res.body).not.toContain(s.id)
   })
 
+  it('is read back when sent through inject\'s cookies option (light-my-request with cookie@1, docs/dependencies.md)', async () => {
+    const s = await signIn(t, 'ann@example.com')
+    // light-my-request writes the Cookie header with the cookie package's stringifySetCookie: cookie@1 must do what cookie@2 did.
+    const res = await t.app.inject({ method: 'GET', url: '/v1/me', cookies: { herald_session: s.id } })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual((await me(s.cookie)).json())
+    // And a path that does not match the cookie's is left out, as RFC 6265 says.
+    const other = await t.app.inject({ method: 'GET', url: '/v1/me', cookies: [{ name: 'herald_session', value: s.id, path: '/admin' }] })
+    expect(other.statusCode).toBe(401)
+  })
+
   it('is Secure when the public URL is https', async () => {
     const secure = await createTestApp({ HERALD_PUBLIC_URL: 'https://push.example.com' })
     try {

@@ -286,6 +286,81 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     for (const key of ['target', 'notification', 'ttl', 'urgency', 'topic']) expect(b[key], key).toEqual(a[key])
   })
 
+  it('Duplicate of a segment broadcast keeps its filter, buttons and throttle, and confirms the audience its filter has now', async () => {
+    // The filter names 2 of the 3 subscribers (the group) and anyone on plan pro, except plan free.
+    await subscribeBrowser(herald.t, project, fast, { tags: { plan: 'pro' } })
+    await subscribeBrowser(herald.t, project, fast, { tags: { plan: 'free' } })
+    const filter = { or: [{ tag: 'plan', eq: 'pro' }, { and: [{ group_id: groupId }, { not: { tag: 'plan', eq: 'free' } }] }] }
+    const reading = 'plan = "pro" or (in group VIP and not plan = "free")'
+    const original = await send(herald.t, project, {
+      target: { type: 'segment', filter },
+      notification: {
+        title: 'Jacket drop', body: 'Members first.', url: '/drop',
+        actions: [{ action: 'view', title: 'View it', url: '/jacket' }, { action: 'later', title: 'Later' }],
+      },
+      ttl: 600, urgency: 'high', topic: 'drop', throttle_per_minute: 120,
+    })
+    expect((await api(project, 'GET', `/v1/broadcasts/${original}`)).audience).toBe(3)
+
+    // The list and the broadcast's page name the segment, not "all".
+    await page.goto(`${herald.url}/dashboard#/broadcasts`)
+    const listed = page.locator(`tr[data-broadcast-id="${original}"] td`).nth(2)
+    await listed.waitFor()
+    expect(await listed.textContent()).toBe(`segment: ${reading}`)
+    await page.goto(`${herald.url}/dashboard#/broadcasts/${original}`)
+    await page.getByRole('heading', { name: 'Jacket drop', level: 1 }).waitFor()
+    expect(await page.locator('#broadcast-target').textContent()).toBe(`segment: ${reading}`)
+    expect(await page.locator('#broadcast-actions li').allTextContents()).toEqual(['View it (view) → /jacket', 'Later (later)'])
+
+    // One more subscriber on plan pro: the duplicate's audience is what the filter names now.
+    await subscribeBrowser(herald.t, project, fast, { tags: { plan: 'pro' } })
+    await page.getByRole('button', { name: 'Duplicate' }).click()
+    await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor()
+    await page.getByText('A copy of the broadcast, as a new draft').waitFor()
+    expect(await page.getByLabel('Send to').inputValue()).toBe('segment')
+    expect(JSON.parse(await page.getByLabel('Filter (JSON)').inputValue())).toEqual(filter)
+    expect(await page.locator('#compose-filter-text').textContent()).toBe(`Sends to subscribers where: ${reading}`)
+    expect(await page.getByLabel('Button 1 text').inputValue()).toBe('View it')
+    expect(await page.getByLabel('Button 1 id').inputValue()).toBe('view')
+    expect(await page.getByLabel('Button 1 opens (optional)').inputValue()).toBe('/jacket')
+    expect(await page.getByLabel('Button 2 text').inputValue()).toBe('Later')
+    expect(await page.getByLabel('Button 2 id').inputValue()).toBe('later')
+    expect(await page.getByLabel('Time to live (seconds)').inputValue()).toBe('600')
+    expect(await page.getByLabel('Urgency').inputValue()).toBe('high')
+    expect(await page.getByLabel('Topic (optional)').inputValue()).toBe('drop')
+    expect(await page.getByLabel('Pushes per minute (optional)').inputValue()).toBe('120')
+    expect(await page.locator('#preview .n-action').allTextContents()).toEqual(['View it', 'Later'])
+
+    await page.getByRole('button', { name: 'Send' }).click()
+    await page.locator('#send-confirmation').waitFor()
+    // The same dry run Herald answers for the original's target: 4 of the 6 subscribers now.
+    const dryRun = await api(project, 'POST', '/v1/send', { target: { type: 'segment', filter }, notification: { title: 'x', body: 'y' }, dry_run: true })
+    expect(dryRun.audience).toBe(4)
+    expect(sends.at(-1)).toMatchObject({ dry_run: true, target: { type: 'segment', filter } })
+    await page.getByRole('button', { name: 'Send to 4 subscribers' }).click()
+    await page.waitForURL(/#\/broadcasts\/bdc_[0-9a-z]{26}$/)
+    const copy = page.url().split('/').pop()!
+    expect(copy).not.toBe(original)
+    const [a, b] = await Promise.all([api(project, 'GET', `/v1/broadcasts/${original}`), api(project, 'GET', `/v1/broadcasts/${copy}`)])
+    for (const key of ['target', 'notification', 'ttl', 'urgency', 'topic', 'throttle_per_minute']) expect(b[key], key).toEqual(a[key])
+    expect(b.audience).toBe(4)
+  })
+
+  it('a segment filter the server refuses is named on the filter field', async () => {
+    await openCompose(page)
+    await page.getByLabel('Title').fill('Bad filter')
+    await page.getByLabel('Body').fill('Never sent.')
+    await page.getByLabel('Send to').selectOption('segment')
+    await page.getByLabel('Filter (JSON)').fill('{"tag": "plan"')
+    expect(await page.locator('#compose-filter-error').textContent()).toBe('Filter: not valid JSON.')
+    await page.getByLabel('Filter (JSON)').fill('{"and": [{"push_service": "fcm"}, {"tag": "plan", "eq": "pro", "ne": "free"}]}')
+    await page.getByRole('button', { name: 'Send' }).click()
+    await expect.poll(() => page.locator('#compose-filter-error').textContent()).toMatch(/^Filter \(JSON\): and\.1/)
+    expect(await page.locator('#send-confirmation').count()).toBe(0)
+    await page.getByRole('button', { name: 'Discard draft' }).click()
+    await page.getByRole('button', { name: /^Yes/ }).click()
+  })
+
   it('stops a broadcast going out to a slow push service: canceled, with its progress on the page', async () => {
     // The first subscriber's push service answers 410 (gone), the second never answers (a retry waits), the rest slowly.
     const members = []
@@ -351,9 +426,18 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     const fits = async (where: string) => expect(await p.evaluate(() => document.documentElement.scrollWidth), where).toBeLessThanOrEqual(PHONE.width)
     /** Shown, within the screen's width once scrolled to, at least minWidth wide, and (a trial click) not covered by anything. */
     const usable = async (target: Locator, name: string, { click = true, minWidth = 0 } = {}) => {
-      await target.scrollIntoViewIfNeeded({ timeout: 2000 })
+      // A broadcast's page redraws each second: an element can be replaced between two calls here
+      // (scrolled to, then detached; or gone when its box is asked). Then the new one is measured.
+      let box = null
+      for (let attempt = 0; !box && attempt < 5; attempt++) {
+        await target.scrollIntoViewIfNeeded({ timeout: 2000 }).catch((error: Error) => {
+          if (!/not attached/.test(error.message) || attempt === 4) throw error
+        })
+        box = await target.boundingBox()
+      }
       expect(await target.isVisible(), name).toBe(true)
-      const box = (await target.boundingBox())!
+      expect(box, name).not.toBeNull()
+      box = box!
       expect(box.x, name).toBeGreaterThanOrEqual(0)
       expect(box.x + box.width, name).toBeLessThanOrEqual(PHONE.width)
       expect(box.width, name).toBeGreaterThanOrEqual(minWidth)
@@ -362,7 +446,7 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
     await signIn(p, stopProject.apiKey)
     await openCompose(p)
     await fits('compose')
-    for (const label of ['Title', 'Body', 'Link', 'Icon', '…or upload an icon file', 'Image', '…or upload an image file', 'Send to', 'Time to live (seconds)', 'Urgency', 'Topic (optional)', 'Schedule (optional)']) {
+    for (const label of ['Title', 'Body', 'Link', 'Icon', '…or upload an icon file', 'Image', '…or upload an image file', 'Button 1 text', 'Button 1 id', 'Button 2 opens (optional)', 'Send to', 'Time to live (seconds)', 'Urgency', 'Topic (optional)', 'Pushes per minute (optional)', 'Schedule (optional)']) {
       // A field takes most of the screen's width, not a sliver beside the preview.
       await usable(p.getByLabel(label, { exact: true }), label, { minWidth: label.startsWith('…') ? 0 : PHONE.width / 2 })
     }

@@ -8,6 +8,8 @@ import { append, formatNumber, formatRate, formatTime, h, replace } from '../dom
 import { confirmButton, errorBox, okBox, pageHeading, show, statusBadge } from '../ui.js'
 import { progressDetails } from './broadcast-progress.js'
 import { draftFromBroadcast, draftHasContent, loadDraft, saveDraft } from './compose-draft.js'
+import { targetNamesGroups, targetText } from './target-text.js'
+
 
 /** Statuses after which nothing changes any more. */
 const FINAL = new Set(['sent', 'failed', 'canceled'])
@@ -18,12 +20,6 @@ const POLL_MS = 1000
  * keeps polling a stopped broadcast this long after it finished.
  */
 const AFTER_STOP_MS = 15_000
-
-export function targetText(target, groupNames = new Map()) {
-  if (target.type === 'user') return `user ${target.external_id}`
-  if (target.type === 'group') return `group ${groupNames.get(target.group_id) ?? target.group_id}`
-  return 'all'
-}
 
 function statusText(b) {
   const done = b.delivered + b.failed
@@ -44,7 +40,7 @@ function stillChanging(b) {
 
 export async function renderDetail(view, session, id, flash) {
   let broadcast = await get(`/v1/broadcasts/${id}`)
-  const groupNames = broadcast.target.type === 'group' ? new Map((await get('/v1/groups')).groups.map((g) => [g.id, g.name])) : new Map()
+  const groupNames = targetNamesGroups(broadcast.target) ? new Map((await get('/v1/groups')).groups.map((g) => [g.id, g.name])) : new Map()
   const slot = h('div', { class: 'slot' })
   const live = h('div', { id: 'broadcast-live', 'aria-live': 'polite' })
   const progressSlot = h('div')
@@ -121,10 +117,12 @@ export async function renderDetail(view, session, id, flash) {
       row('Link', n.url),
       row('Icon', n.icon ? h('img', { src: n.icon, alt: 'Icon', width: '32', height: '32' }) : '—'),
       row('Image', n.image ? h('img', { src: n.image, alt: 'Image', class: 'thumb' }) : '—'),
-      row('Target', targetText(b.target, groupNames)),
+      row('Buttons', n.actions?.length ? h('ul', { id: 'broadcast-actions' }, n.actions.map((a) => h('li', {}, `${a.title} (${a.action})${a.url ? ` → ${a.url}` : ''}`))) : '—'),
+      h('dt', {}, 'Target'), h('dd', { id: 'broadcast-target' }, targetText(b.target, groupNames)),
       row('Time to live', `${formatNumber(b.ttl)} s`),
       row('Urgency', b.urgency),
       row('Topic', b.topic ?? '—'),
+      row('Throttle', b.throttle_per_minute === null ? '—' : `${formatNumber(b.throttle_per_minute)} pushes a minute`),
       row('Source', b.source),
       row('Created', formatTime(b.created_at)),
       row('Started', formatTime(b.started_at)),

@@ -4,7 +4,8 @@ import { get, query } from '../api.js'
 import { deliveryChart, dailyTotals } from '../chart.js'
 import { append, formatNumber, formatRate, h, replace, shortTime } from '../dom.js'
 import { errorBox, okBox, pageHeading, show, statusBadge, table } from '../ui.js'
-import { renderDetail, targetText } from './broadcast-detail.js'
+import { renderDetail } from './broadcast-detail.js'
+import { targetText } from './target-text.js'
 
 export async function render(view, session, { id, detail, flash }) {
   if (detail) return renderDetail(view, session, id, flash)
@@ -24,7 +25,7 @@ async function renderList(view, flash) {
     return h('tr', { 'data-broadcast-id': b.id },
       h('td', {}, h('a', { href: `#/broadcasts/${b.id}` }, b.notification.title)),
       h('td', {}, statusBadge(b.status), b.source === 'dashboard' ? h('span', { class: 'muted small' }, ' dashboard') : null),
-      h('td', {}, targetText(b.target, groupNames)),
+      h('td', { class: 'target' }, targetText(b.target, groupNames)),
       h('td', { class: 'num' }, formatNumber(b.audience)),
       h('td', { class: 'num' }, formatNumber(b.delivered)),
       h('td', { class: 'num' }, formatNumber(b.failed)),

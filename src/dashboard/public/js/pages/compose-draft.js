@@ -4,8 +4,10 @@
 //
 // A draft is the form's state as plain strings:
 // { title, body, url, icon_url, icon_file, image_url, image_file, target,
-//   external_id, group_id, ttl, urgency, topic, schedule }
-// where *_file is { name, data } (a data URL) or null.
+//   external_id, group_id, filter, actions, ttl, urgency, topic, throttle,
+//   schedule }
+// where *_file is { name, data } (a data URL) or null, filter is the segment's
+// JSON text and actions is [{ title, action, url }] (one per button).
 
 const PREFIX = 'herald.draft.'
 
@@ -27,7 +29,8 @@ export function loadDraft(projectId) {
 export function draftHasContent(draft) {
   if (!draft) return false
   return Boolean(draft.title || draft.body || draft.url || draft.icon_url || draft.icon_file || draft.image_url || draft.image_file ||
-    draft.external_id || draft.topic || draft.schedule)
+    draft.external_id || draft.filter || draft.topic || draft.throttle || draft.schedule ||
+    (Array.isArray(draft.actions) && draft.actions.some((a) => a && (a.title || a.action || a.url))))
 }
 
 /**
@@ -64,8 +67,9 @@ export function clearDraft(projectId) {
 }
 
 /**
- * A past broadcast as a new draft ("Duplicate"): its content, target and
- * delivery options, but no schedule (a duplicate is sent when its owner says).
+ * A past broadcast as a new draft ("Duplicate"): every field of its send
+ * (content, action buttons, target with a segment's filter, TTL, urgency,
+ * topic, throttle) but no schedule (a duplicate is sent when its owner says).
  * Hosted icons and images come back as their URLs.
  */
 export function draftFromBroadcast(b) {
@@ -81,9 +85,12 @@ export function draftFromBroadcast(b) {
     target: b.target.type,
     external_id: b.target.type === 'user' ? b.target.external_id : '',
     group_id: b.target.type === 'group' ? b.target.group_id : '',
+    filter: b.target.type === 'segment' ? JSON.stringify(b.target.filter, null, 2) : '',
+    actions: (n.actions ?? []).map((a) => ({ title: a.title, action: a.action, url: a.url ?? '' })),
     ttl: String(b.ttl),
     urgency: b.urgency,
     topic: b.topic ?? '',
+    throttle: b.throttle_per_minute === null || b.throttle_per_minute === undefined ? '' : String(b.throttle_per_minute),
     schedule: '',
   }
 }

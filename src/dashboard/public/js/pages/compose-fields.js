@@ -133,11 +133,13 @@ export function showServerErrors(error, fields) {
   const issues = error.issues.length ? error.issues : CODE_PATHS[error.code] ? [{ path: CODE_PATHS[error.code], message: error.message }] : []
   let first = null
   for (const issue of issues) {
-    const f = fields[issue.path]
+    // A path inside a field (target.filter.and.1.tag) lands on the field, which keeps the rest of the path.
+    const key = fields[issue.path] ? issue.path : Object.keys(fields).find((k) => issue.path.startsWith(`${k}.`))
+    const f = key && fields[key]
     if (!f) continue
     // "notification.icon: The icon is …" → "Icon: The icon is …"
-    const text = String(issue.message).replace(new RegExp(`^${issue.path.replace('.', '\\.')}:\\s*`), '')
-    f.setError(`${f.label}: ${plain(text)}`)
+    const text = String(issue.message).replace(new RegExp(`^${issue.path.replaceAll('.', '\\.')}:\\s*`), '')
+    f.setError(`${f.label}: ${key === issue.path ? '' : `${issue.path.slice(key.length + 1)}: `}${plain(text)}`)
     first ??= f
   }
   return first

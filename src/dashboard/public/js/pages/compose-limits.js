@@ -98,3 +98,43 @@ export function checkSchedule(v, plan, now = Date.now()) {
   if (at - now > SCHEDULE_MAX_MS) return 'Schedule: at most 90 days ahead.'
   return null
 }
+
+/** broadcasts.schemas.ts: throttle_per_minute, NotificationAction, MAX_ACTIONS. */
+export const THROTTLE_MIN = 60
+export const THROTTLE_MAX = 600_000
+export const ACTION_ID_MAX = 32
+export const ACTION_TITLE_MAX = 64
+export const MAX_ACTIONS = 2
+
+export function checkThrottle(v) {
+  if (v === '') return null
+  const n = Number(v)
+  return Number.isInteger(n) && n >= THROTTLE_MIN && n <= THROTTLE_MAX ? null : `Pushes per minute: a whole number from ${THROTTLE_MIN} to ${THROTTLE_MAX}, or empty for no limit.`
+}
+
+/**
+ * A segment's filter as typed: JSON of one object. Its grammar is left to the
+ * server's dry run, which names the wrong node (segment-filter.ts); this
+ * returns { filter } or { error }.
+ */
+export function parseFilter(v) {
+  if (!v.trim()) return { error: 'Filter: required for a segment.' }
+  try {
+    const filter = JSON.parse(v)
+    if (filter && typeof filter === 'object' && !Array.isArray(filter)) return { filter }
+    return { error: 'Filter: must be one JSON object, like {"tag": "plan", "eq": "pro"}.' }
+  } catch {
+    return { error: 'Filter: not valid JSON.' }
+  }
+}
+
+/** One action button, as typed: both its text and id, or neither. Returns [titleError, idError, linkError]. */
+export function checkAction(n, { title, action, url }) {
+  const label = `Button ${n}`
+  if (!title && !action && !url) return [null, null, null]
+  const titleError = !title ? `${label} text: required for a button.` : tooLong(`${label} text`, title, ACTION_TITLE_MAX)
+  const idError = !action ? `${label} id: required for a button.`
+    : tooLong(`${label} id`, action, ACTION_ID_MAX) ?? (NAME.test(action) ? null : `${label} id: only A-Z a-z 0-9 _ - are allowed.`)
+  const linkError = url ? checkLink(url)?.replace(/^Link/, `${label} opens`) ?? null : null
+  return [titleError, idError, linkError]
+}

@@ -10,7 +10,9 @@ import { append, field, h, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
 import { confirmation } from './compose-confirm.js'
 import { clearDraft, loadDraft, saveDraft } from './compose-draft.js'
+import { actionInputs } from './compose-actions.js'
 import { checkedField, mediaInput, showServerErrors } from './compose-fields.js'
+import { segmentInput } from './compose-segment.js'
 import * as limits from './compose-limits.js'
 
 const SOURCE = { headers: { 'X-Herald-Source': 'dashboard' } }
@@ -42,16 +44,21 @@ export async function render(view, session, { flash } = {}) {
   const targetType = h('select', { name: 'target' },
     h('option', { value: 'all' }, 'All active subscribers'),
     h('option', { value: 'user' }, 'One user (all their devices)'),
-    h('option', { value: 'group', disabled: groups.length === 0 }, 'A group'))
+    h('option', { value: 'group', disabled: groups.length === 0 }, 'A group'),
+    h('option', { value: 'segment' }, 'A segment (a filter)'))
   const externalId = checkedField('External id', h('input', { name: 'external_id', autocomplete: 'off' }), { hint: 'Your user id: A-Z a-z 0-9 _ - only.' })
   const groupSelect = h('select', { name: 'group_id' }, groups.map((g) => h('option', { value: g.id }, `${g.name} (${g.member_count})`)))
   const groupField = checkedField('Group', groupSelect)
+  const segment = segmentInput(new Map(groups.map((g) => [g.id, g.name])))
+  const actions = actionInputs()
 
   const ttl = checkedField('Time to live (seconds)', h('input', { name: 'ttl', type: 'number', min: '0', max: String(limits.TTL_MAX), step: '1', value: '86400' }),
     { hint: 'How long the push service keeps trying an offline device: 0 to 2419200 (4 weeks). Default 86400 (a day).' })
   const urgency = h('select', { name: 'urgency' }, ['very-low', 'low', 'normal', 'high'].map((u) => h('option', { value: u, selected: u === 'normal' }, u)))
   const topic = checkedField('Topic (optional)', h('input', { name: 'topic', autocomplete: 'off' }),
     { max: limits.TOPIC_MAX, hint: 'A newer broadcast with the same topic replaces an undelivered older one. A-Z a-z 0-9 _ - only.' })
+  const throttle = checkedField('Pushes per minute (optional)', h('input', { name: 'throttle_per_minute', type: 'number', min: String(limits.THROTTLE_MIN), max: String(limits.THROTTLE_MAX), step: '1' }),
+    { hint: `Spreads the sending (and the clicks on your site): ${limits.THROTTLE_MIN} to ${limits.THROTTLE_MAX}. Empty: as fast as Herald goes.` })
   const schedule = checkedField('Schedule (optional)', h('input', { name: 'scheduled_at', type: 'datetime-local' }),
     { hint: limits.atLeast(me.plan, 'plus') ? 'Your local time, within 90 days. Empty: send now.' : 'Scheduling needs the Plus plan or higher. Empty: send now.' })
 
@@ -60,7 +67,8 @@ export async function render(view, session, { flash } = {}) {
     'notification.title': title, 'notification.body': body, 'notification.url': url,
     'notification.icon': icon.fields.url, 'notification.image': image.fields.url,
     'target.external_id': externalId, 'target.group_id': groupField,
-    ttl, topic, scheduled_at: schedule,
+    'target.filter': segment.field, ...actions.fields,
+    ttl, topic, throttle_per_minute: throttle, scheduled_at: schedule,
   }
 
   // The preview: roughly what a desktop browser shows.
@@ -69,8 +77,9 @@ export async function render(view, session, { flash } = {}) {
   const pSite = h('span', { class: 'n-site' })
   const pIcon = h('img', { class: 'n-icon', alt: '', width: '48', height: '48' })
   const pImage = h('img', { class: 'n-image', alt: '' })
+  const pActions = h('div', { class: 'n-actions' })
   const preview = h('div', { class: 'notification', id: 'preview', 'aria-label': 'Preview of the notification' },
-    h('div', { class: 'n-row' }, pIcon, h('div', { class: 'n-text' }, pSite, pTitle, pBody)), pImage)
+    h('div', { class: 'n-row' }, pIcon, h('div', { class: 'n-text' }, pSite, pTitle, pBody)), pImage, pActions)
 
   function updatePreview() {
     pTitle.textContent = title.control.value || 'Title'
@@ -88,8 +97,10 @@ export async function render(view, session, { flash } = {}) {
     const imageSrc = image.value()
     pImage.hidden = !imageSrc
     if (imageSrc) pImage.src = imageSrc
+    replace(pActions, actions.titles().map((t) => h('span', { class: 'n-action' }, t)))
     externalId.node.hidden = targetType.value !== 'user'
     groupField.node.hidden = targetType.value !== 'group'
+    segment.field.node.hidden = targetType.value !== 'segment'
     submit.textContent = schedule.control.value ? 'Schedule' : 'Send'
   }
 
@@ -104,12 +115,15 @@ export async function render(view, session, { flash } = {}) {
       [body, limits.checkBody(v(body))],
       [url, limits.checkLink(v(url).trim())],
       [externalId, targetType.value === 'user' ? limits.checkExternalId(v(externalId).trim()) : null],
+      [segment.field, targetType.value === 'segment' ? segment.check() : null],
       [ttl, limits.checkTtl(v(ttl))],
+      [throttle, limits.checkThrottle(v(throttle).trim())],
       [topic, limits.checkTopic(v(topic).trim())],
       [schedule, limits.checkSchedule(v(schedule), me.plan)],
     ]
     for (const [f, error] of pairs) f.setError(error)
     const errors = pairs.map(([, error]) => error).filter(Boolean)
+    errors.push(...actions.check())
     errors.push(...icon.check())
     const imageErrors = image.check()
     if (image.value() && !limits.atLeast(me.plan, 'hobby') && !imageErrors.length) {
@@ -125,15 +139,18 @@ export async function render(view, session, { flash } = {}) {
     const request = {
       target: targetType.value === 'user' ? { type: 'user', external_id: externalId.control.value.trim() }
         : targetType.value === 'group' ? { type: 'group', group_id: groupSelect.value }
-          : { type: 'all' },
+          : targetType.value === 'segment' ? { type: 'segment', filter: segment.value() }
+            : { type: 'all' },
       notification: { title: title.control.value, body: body.control.value },
     }
     if (url.control.value.trim()) request.notification.url = url.control.value.trim()
     if (icon.value()) request.notification.icon = icon.value()
     if (image.value()) request.notification.image = image.value()
+    if (actions.value()) request.notification.actions = actions.value()
     if (ttl.control.value !== '') request.ttl = Number(ttl.control.value)
     if (urgency.value !== 'normal') request.urgency = urgency.value
     if (topic.control.value.trim()) request.topic = topic.control.value.trim()
+    if (throttle.control.value.trim()) request.throttle_per_minute = Number(throttle.control.value.trim())
     if (schedule.control.value) request.scheduled_at = new Date(schedule.control.value).getTime()
     return request
   }
@@ -144,8 +161,9 @@ export async function render(view, session, { flash } = {}) {
     return {
       title: title.control.value, body: body.control.value, url: url.control.value,
       icon_url: i.url, icon_file: i.file, image_url: m.url, image_file: m.file,
-      target: targetType.value, external_id: externalId.control.value, group_id: groupSelect.value,
-      ttl: ttl.control.value, urgency: urgency.value, topic: topic.control.value, schedule: schedule.control.value,
+      target: targetType.value, external_id: externalId.control.value, group_id: groupSelect.value, filter: segment.field.control.value,
+      actions: actions.state(), ttl: ttl.control.value, urgency: urgency.value, topic: topic.control.value,
+      throttle: throttle.control.value, schedule: schedule.control.value,
     }
   }
 
@@ -156,12 +174,15 @@ export async function render(view, session, { flash } = {}) {
     url.control.value = text(d.url)
     icon.restore(text(d.icon_url), d.icon_file)
     image.restore(text(d.image_url), d.image_file)
-    if (['all', 'user', 'group'].includes(d.target)) targetType.value = d.target
+    if (['all', 'user', 'group', 'segment'].includes(d.target)) targetType.value = d.target
+    segment.field.control.value = text(d.filter)
+    actions.restore(d.actions)
     externalId.control.value = text(d.external_id)
     if (groups.some((g) => g.id === d.group_id)) groupSelect.value = d.group_id
     if (d.ttl !== undefined) ttl.control.value = text(d.ttl)
     if (['very-low', 'low', 'normal', 'high'].includes(d.urgency)) urgency.value = d.urgency
     topic.control.value = text(d.topic)
+    throttle.control.value = text(d.throttle)
     schedule.control.value = text(d.schedule)
   }
 
@@ -178,10 +199,11 @@ export async function render(view, session, { flash } = {}) {
   const form = h('form', { class: 'compose', id: 'compose-form', novalidate: true },
     h('fieldset', { class: 'card' }, h('legend', {}, 'Notification'),
       title.node, body.node, url.node, icon.nodes, image.nodes),
+    h('fieldset', { class: 'card', id: 'compose-actions' }, h('legend', {}, 'Action buttons (optional)'), actions.nodes),
     h('fieldset', { class: 'card' }, h('legend', {}, 'Audience'),
-      field('Send to', targetType), externalId.node, groupField.node),
+      field('Send to', targetType), externalId.node, groupField.node, segment.field.node),
     h('fieldset', { class: 'card' }, h('legend', {}, 'Delivery'),
-      ttl.node, field('Urgency', urgency), topic.node, schedule.node),
+      ttl.node, field('Urgency', urgency), topic.node, throttle.node, schedule.node),
     slot,
     h('div', { class: 'form-actions' }, submit, ' ', discard),
     draftNote,
