@@ -17,6 +17,7 @@ import type { App } from './platform/http/app-type.ts'
 import { createWorker, type BackgroundWorker } from './worker.ts'
 import { validateVapidSubject } from './delivery/vapid.ts'
 import { ConfigError } from './platform/config.ts'
+import { describeProblems, productionProblems } from './platform/production-settings.ts'
 
 /** Wait before running the migrations again after the database went away during them. */
 const MIGRATE_RETRY_MS = 1_000
@@ -24,6 +25,9 @@ const MIGRATE_RETRY_MS = 1_000
 const STOP_TIMEOUT_MS = 20_000
 
 export async function serve(config: Config, role: Role): Promise<void> {
+  // Before anything opens: a production process on unsafe settings does not start at all.
+  const unsafe = config.env === 'production' ? productionProblems(config) : []
+  if (unsafe.length > 0) throw new ConfigError(`unsafe for NODE_ENV=production:\n${describeProblems(unsafe)}`)
   const subjectProblem = validateVapidSubject(config.vapidSubject)
   if (subjectProblem) throw new ConfigError(`HERALD_VAPID_SUBJECT ${subjectProblem}`)
   if (!config.databaseUrl && config.dataDir) await createEmbeddedDatabaseApart(config.dataDir)
