@@ -6,10 +6,12 @@ import { openDatabase } from './platform/db/database.ts'
 import { DataDirLockedError } from './platform/db/data-dir-lock.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { runProjectCommand, PROJECT_COMMANDS_HELP } from './projects/cli.ts'
+import { VERSION } from './platform/version.ts'
 
 const HELP = `herald: self-hosted web push notifications
 
   herald serve [--role api|worker|all]   run the service (default: all, in one process)
+  herald --version                       print the release (package.json's version)
   herald db migrate                      apply database migrations and exit
 ${PROJECT_COMMANDS_HELP}
   herald dev push-service [--port N] [--delay-ms N] [--host H] [--public-url URL]
@@ -26,6 +28,10 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (!command || command === 'help' || command === '--help') {
     console.log(HELP)
+    return 0
+  }
+  if (command === '--version' || command === 'version') {
+    console.log(VERSION)
     return 0
   }
   // Needs neither configuration nor a database.
