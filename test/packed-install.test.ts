@@ -30,7 +30,9 @@ function npm(args: string[], cwd: string): string {
 
 describe.skipIf(process.env.HERALD_TEST_PACK !== '1' || process.platform !== 'linux')('the npm package', () => {
   it('installs globally from its tarball and serves from any directory without a TypeScript loader', async () => {
-    const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>
+    // The prepack build prints a line of its own before npm's JSON.
+    const out = npm(['pack', '--json', '--pack-destination', work], ROOT)
+    const packed = JSON.parse(out.slice(out.search(/^\[/m))) as Array<{ filename: string; files: Array<{ path: string }> }>
     const files = packed[0].files.map((f) => f.path)
     expect(files).toContain('dist/src/main.js')
     expect(files).toContain('dist/migrations/0001_init.sql')

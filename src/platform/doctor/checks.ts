@@ -56,6 +56,17 @@ export function checkAdminToken(config: Config): CheckResult {
   return problem ? fromProblem('operator token', problem) : ok('operator token', `HERALD_ADMIN_TOKEN set, ${config.adminToken!.length} characters`)
 }
 
+/** HERALD_ALLOW_PRIVATE_ENDPOINTS lifts the address checks of outbound requests: fine in development, SSRF in production. */
+export function checkOutboundRules(config: Config): CheckResult {
+  const name = 'outbound rules'
+  if (!config.allowPrivateEndpoints) return ok(name, 'webhooks and pushes go to public addresses only')
+  return fail(
+    name,
+    'HERALD_ALLOW_PRIVATE_ENDPOINTS=true: any project may send webhooks and pushes to private addresses of your network (169.254.169.254, localhost, 10.0.0.0/8, …)',
+    'unset HERALD_ALLOW_PRIVATE_ENDPOINTS (it is meant for development and tests)',
+  )
+}
+
 /** Opens the configured database without creating one: an embedded data directory must exist already. */
 export async function checkDatabase(config: Config, open: () => Promise<Database>): Promise<{ result: CheckResult; db: Database | null }> {
   const name = 'database'

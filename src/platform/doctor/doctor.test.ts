@@ -135,6 +135,13 @@ describe('herald doctor', () => {
     expect((await doctor(goodEnv())).check('operator token').outcome).toBe('ok')
   })
 
+  it('outbound rules: HERALD_ALLOW_PRIVATE_ENDPOINTS=true fails, unset passes', async () => {
+    const open = await doctor({ ...goodEnv(), HERALD_ALLOW_PRIVATE_ENDPOINTS: 'true' })
+    expect(open.check('outbound rules')).toMatchObject({ outcome: 'fail', fix: expect.stringContaining('unset HERALD_ALLOW_PRIVATE_ENDPOINTS') })
+    expect(open.exitCode).toBe(1)
+    expect((await doctor(goodEnv())).check('outbound rules').outcome).toBe('ok')
+  })
+
   it('configuration: a setting that does not parse fails, and nothing else is checked', async () => {
     const bad = await doctor({ ...goodEnv(), PORT: 'eighty' })
     expect(bad.check('configuration')).toMatchObject({ outcome: 'fail', detail: expect.stringContaining('PORT') })
