@@ -13,7 +13,10 @@ import pg from 'pg'
 
 const DURATION_S = 10
 const CONNECTIONS = 20
-const ADMIN = `bench-admin-${randomBytes(8).toString('hex')}`
+/** Production refuses a public URL that is not https; nothing in a bench fetches it. */
+const BENCH_PUBLIC_URL = 'https://herald.localhost'
+// 32+ characters: production refuses a shorter operator token (platform/production-settings.ts).
+const ADMIN = `bench-admin-${randomBytes(16).toString('hex')}`
 
 export async function benchApi(storage: Storage, serverUrl: string | undefined): Promise<void> {
   let env: Record<string, string>
@@ -38,7 +41,7 @@ export async function benchApi(storage: Storage, serverUrl: string | undefined):
     env = { HERALD_DATA_DIR: dir }
     cleanup = async () => fs.rmSync(dir, { recursive: true, force: true })
   }
-  const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN }, 0)
+  const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN, HERALD_PUBLIC_URL: BENCH_PUBLIC_URL }, 0)
   try {
     const created = await fetch(`${herald.url}/admin/v1/projects`, {
       method: 'POST',

@@ -35,7 +35,10 @@ export interface FanoutResult {
   vapid: { publicKey: string; privateKey: string }
 }
 
-const ADMIN = `bench-admin-${randomBytes(8).toString('hex')}`
+/** Production refuses a public URL that is not https; nothing in a bench fetches it. */
+const BENCH_PUBLIC_URL = 'https://herald.localhost'
+// 32+ characters: production refuses a shorter operator token (platform/production-settings.ts).
+const ADMIN = `bench-admin-${randomBytes(16).toString('hex')}`
 const UNLIMITED = { monthly_pushes: 1_000_000_000, subscribers: 100_000_000, requests_per_minute: 10_000_000 }
 
 interface Prepared {
@@ -127,6 +130,7 @@ export async function benchFanout(options: {
       ...prepared.env,
       NODE_ENV: 'production',
       HERALD_ADMIN_TOKEN: ADMIN,
+      HERALD_PUBLIC_URL: BENCH_PUBLIC_URL,
       HERALD_ALLOW_PRIVATE_ENDPOINTS: 'true',
       NODE_EXTRA_CA_CERTS: options.cert.certFile,
       ...options.heraldEnv,

@@ -63,6 +63,9 @@ function build() {
     fs.rmSync(path.join(dir, 'build'), { recursive: true, force: true })
     return `the OpenSSL addon built but did not reproduce RFC 8291's test vector; ${FALLBACK}`
   }
+  // An installed package runs dist/ (bin/herald.js), whose encryption loads the addon from beside itself.
+  const built = path.join(root, 'dist/src/delivery')
+  if (fs.existsSync(built)) fs.cpSync(addon, path.join(built, 'native/build/Release/rfc8291.node'))
   return 'built the OpenSSL addon for push encryption (src/delivery/native)'
 }
 

@@ -8,11 +8,16 @@ import { openDatabase } from './platform/db/database.ts'
 import { DataDirLockedError } from './platform/db/data-dir-lock.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { runProjectCommand, PROJECT_COMMANDS_HELP } from './projects/cli.ts'
+import { VERSION } from './platform/version.ts'
 
 const HELP = `herald: self-hosted web push notifications
 
   herald serve [--role api|worker|all]   run the service (default: all, in one process)
+  herald --version                       print the release (package.json's version)
   herald db migrate                      apply database migrations and exit
+  herald doctor                          check this configuration before going live (public URL,
+                                         VAPID subject, operator token, database and migrations,
+                                         clock, Redis, ports); exits 1 when a check fails
 ${PROJECT_COMMANDS_HELP}
   herald dev push-service [--port N] [--delay-ms N] [--host H] [--public-url URL]
                                          run a web push service for development: hands out
@@ -30,8 +35,17 @@ async function main(argv: string[]): Promise<number> {
     console.log(HELP)
     return 0
   }
+  if (command === '--version' || command === 'version') {
+    console.log(VERSION)
+    return 0
+  }
   // Needs neither configuration nor a database.
   if (command === 'dev') return runDevCommand(rest)
+  // Reads the configuration itself: one that does not parse is one of its findings.
+  if (command === 'doctor') {
+    const { runDoctor } = await import('./platform/doctor/doctor.ts')
+    return (await runDoctor(() => loadConfig())).exitCode
+  }
   const config = loadConfig()
   if (command === 'serve') {
     const { values } = parseArgs({ args: rest, options: { role: { type: 'string', default: 'all' } } })

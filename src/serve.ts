@@ -17,6 +17,8 @@ import type { App } from './platform/http/app-type.ts'
 import { createWorker, type BackgroundWorker } from './worker.ts'
 import { validateVapidSubject } from './delivery/vapid.ts'
 import { ConfigError } from './platform/config.ts'
+import { describeProblems, productionProblems } from './platform/production-settings.ts'
+import { VERSION } from './platform/version.ts'
 
 /** Wait before running the migrations again after the database went away during them. */
 const MIGRATE_RETRY_MS = 1_000
@@ -24,10 +26,15 @@ const MIGRATE_RETRY_MS = 1_000
 const STOP_TIMEOUT_MS = 20_000
 
 export async function serve(config: Config, role: Role): Promise<void> {
+  // Before anything opens: a production process on unsafe settings does not start at all.
+  const unsafe = config.env === 'production' ? productionProblems(config) : []
+  if (unsafe.length > 0) throw new ConfigError(`unsafe for NODE_ENV=production:\n${describeProblems(unsafe)}`)
   const subjectProblem = validateVapidSubject(config.vapidSubject)
   if (subjectProblem) throw new ConfigError(`HERALD_VAPID_SUBJECT ${subjectProblem}`)
   if (!config.databaseUrl && config.dataDir) await createEmbeddedDatabaseApart(config.dataDir)
   const log = createLogger(config)
+  // The first line of every process: which release, which role (a fleet mid-upgrade runs two).
+  log.info({ version: VERSION, role, node_version: process.versions.node }, `starting Herald ${VERSION} (--role ${role})`)
   // Closed in reverse order of opening by stop(), whatever was opened before the signal came.
   const closers: Array<() => Promise<void>> = []
   // The service runs until a signal stops it. Every other timer of a worker
@@ -92,10 +99,10 @@ export async function serve(config: Config, role: Role): Promise<void> {
   const metricsServer = config.metricsPort === null ? null : await startMetricsServer(ctx.metrics, config.host, config.metricsPort)
   if (metricsServer) closers.push(() => metricsServer.close())
   if (role === 'worker') {
-    console.log(`Herald worker ${delivery!.worker.workerId} running (health checks on http://${config.host}:${port}/readyz)`)
+    console.log(`Herald ${VERSION} worker ${delivery!.worker.workerId} running (health checks on http://${config.host}:${port}/readyz)`)
     if (metricsServer) console.log(`Metrics on http://${config.host}:${metricsServer.port}/metrics`)
   } else {
-    console.log(`Herald ${role === 'all' ? 'API and worker' : 'API'} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`)
+    console.log(`Herald ${VERSION} ${role === 'all' ? 'API and worker' : 'API'} listening on http://${config.host}:${port} (public URL ${config.publicUrl})`)
     if (metricsServer) console.log(`Metrics on http://${config.host}:${metricsServer.port}/metrics`)
     console.log(`Storage: ${db.kind === 'embedded' ? `embedded PostgreSQL in ${config.dataDir}` : 'PostgreSQL server (DATABASE_URL)'}`)
     if (admin.generated && config.env !== 'production') {

@@ -11,7 +11,7 @@ afterAll(async () => {
 
 describe('platform', () => {
   it('answers /healthz and /readyz', async () => {
-    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ ok: true })
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ ok: true, version: expect.any(String) })
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' })
     expect(ready.statusCode).toBe(200)
   })

@@ -1,7 +1,8 @@
 // The session cookie: an opaque random id, HttpOnly (no script reads it),
 // SameSite=Lax (no cross-site POST, fetch or frame carries it), Secure unless
 // Herald is served over plain http on localhost, where browsers would refuse
-// to store a Secure cookie sent over http.
+// to store a Secure cookie sent over http. In production it is Secure always
+// (serve refuses a public URL that is not https there anyway).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../platform/config.ts'
 
@@ -21,22 +22,23 @@ export function sessionCookie(request: FastifyRequest): string | null {
 }
 
 /** Plain http is allowed only for a public URL on the loopback names a developer uses. */
-export function secureCookies(config: Pick<Config, 'publicUrl'>): boolean {
+export function secureCookies(config: Pick<Config, 'publicUrl' | 'env'>): boolean {
+  if (config.env === 'production') return true
   const url = new URL(config.publicUrl)
   return !(url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))
 }
 
-function cookie(config: Pick<Config, 'publicUrl'>, value: string, maxAgeSeconds: number): string {
+function cookie(config: Pick<Config, 'publicUrl' | 'env'>, value: string, maxAgeSeconds: number): string {
   const parts = [`${SESSION_COOKIE}=${value}`, `Path=${COOKIE_PATH}`, `Max-Age=${maxAgeSeconds}`, 'HttpOnly', 'SameSite=Lax']
   if (secureCookies(config)) parts.push('Secure')
   return parts.join('; ')
 }
 
 /** Sets the cookie until the session's absolute end (the idle limit is the server's to check). */
-export function setSessionCookie(reply: FastifyReply, config: Pick<Config, 'publicUrl'>, id: string, expiresAt: Date): void {
+export function setSessionCookie(reply: FastifyReply, config: Pick<Config, 'publicUrl' | 'env'>, id: string, expiresAt: Date): void {
   reply.header('Set-Cookie', cookie(config, id, Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000))))
 }
 
-export function clearSessionCookie(reply: FastifyReply, config: Pick<Config, 'publicUrl'>): void {
+export function clearSessionCookie(reply: FastifyReply, config: Pick<Config, 'publicUrl' | 'env'>): void {
   reply.header('Set-Cookie', cookie(config, '', 0))
 }

@@ -70,6 +70,18 @@ describe('signing in', () => {
     }
   })
 
+  it('is Secure in production even on an http://localhost public URL (issue 22, finding 8)', async () => {
+    const production = await createTestApp({ NODE_ENV: 'production', HERALD_LOG_LEVEL: 'silent', HERALD_PUBLIC_URL: 'http://localhost:3000' })
+    try {
+      const project = await production.project()
+      await addMember(production, project.id, 'prod@example.com', 'viewer')
+      const s = await signIn(production, 'prod@example.com')
+      expect(String([s.res.headers['set-cookie']].flat()[0])).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
+    } finally {
+      await production.close()
+    }
+  })
+
   it('stores the cookie id only as its SHA-256', async () => {
     const s = await signIn(t, 'ann@example.com')
     const rows = (await t.ctx.db.query<{ id_hash: string }>('SELECT id_hash FROM sessions')).rows.map((r) => r.id_hash)

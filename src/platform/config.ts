@@ -6,6 +6,8 @@ export const DEFAULT_PORT = 3000
 export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_DATA_DIR = './data'
 export const DEFAULT_SCHEDULER_INTERVAL_MS = 1000
+/** A placeholder that passes the subject's checks, so a laptop starts; `herald doctor` fails it (push services may write to it). */
+export const DEFAULT_VAPID_SUBJECT = 'mailto:admin@example.com'
 /** Push services Herald will send to unless HERALD_PUSH_HOSTS replaces the list (decisions.md §5). */
 export const DEFAULT_PUSH_HOSTS = [
   'fcm.googleapis.com',
@@ -222,7 +224,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     pushHosts: env.HERALD_PUSH_HOSTS
       ? env.HERALD_PUSH_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
       : DEFAULT_PUSH_HOSTS,
-    vapidSubject: env.HERALD_VAPID_SUBJECT || 'mailto:admin@example.com',
+    vapidSubject: env.HERALD_VAPID_SUBJECT || DEFAULT_VAPID_SUBJECT,
     schedulerIntervalMs: int(env, 'HERALD_SCHEDULER_INTERVAL_MS', DEFAULT_SCHEDULER_INTERVAL_MS, 10),
     logLevel: logLevel(env, nodeEnv),
     logFormat: logFormat(env, nodeEnv, stdoutIsTty),

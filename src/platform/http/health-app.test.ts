@@ -1,6 +1,7 @@
 // The HTTP server of a `serve --role worker` process: /healthz always, /readyz
 // 200 while the database answers and the worker runs, else 503 not_ready with
 // the error body of decisions.md section 1.
+import { VERSION } from '../version.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database.ts'
 import { testConfig } from '../../../test/support/app.ts'
@@ -24,7 +25,7 @@ describe('the worker role health server', () => {
   it('answers /healthz and /readyz, and 503 not_ready while its worker is not running', async () => {
     let running = true
     const app = await buildHealthApp(ctx, () => running)
-    expect((await app.inject('/healthz')).json()).toEqual({ ok: true })
+    expect((await app.inject('/healthz')).json()).toEqual({ ok: true, version: VERSION })
     expect((await app.inject('/readyz')).statusCode).toBe(200)
     running = false
     const notReady = await app.inject('/readyz')

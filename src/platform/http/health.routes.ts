@@ -2,11 +2,15 @@
 import type { AppContext } from '../context.ts'
 import type { App } from './app-type.ts'
 import { AppError } from '../errors.ts'
-import type { Static } from 'typebox'
+import { Type, type Static } from 'typebox'
 import { ErrorBody, Ok } from './shared-schemas.ts'
+import { VERSION } from '../version.ts'
+
+/** version: the release this process runs (package.json), so a fleet mid-upgrade shows which process runs what. */
+const Health = Type.Object({ ok: Type.Literal(true), version: Type.String({ description: 'Herald release of this process, e.g. 0.2.0' }) })
 
 export function registerHealthRoutes(app: App, ctx: AppContext, isReady: () => Promise<boolean> | boolean): void {
-  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['health'], security: [], summary: 'Liveness: the process answers', response: { 200: Ok } } }, async () => ({ ok: true }) as const)
+  app.get('/healthz', { schema: { operationId: 'getHealth', tags: ['health'], security: [], summary: 'Liveness: the process answers, with the release it runs', response: { 200: Health } } }, async () => ({ ok: true, version: VERSION }) as const)
 
   app.get('/readyz', { schema: { operationId: 'getReadiness', tags: ['health'], security: [], summary: 'Readiness: the database answers and the worker runs (503 not_ready otherwise)', response: { 200: Ok, 503: ErrorBody } } }, async (_request, reply) => {
     // Answered here rather than thrown: the error handler logs every 5xx, and a

@@ -11,6 +11,8 @@ export interface JobRow {
   id: number
   kind: JobKind
   payload: unknown
+  /** 1 unless the enqueuing release wrote a newer payload shape (migration 0022). */
+  payload_version: number
   attempts: number
   max_attempts: number
   lease_token: string
@@ -25,25 +27,33 @@ export interface JobLease {
 export interface ClaimOptions {
   limit: number
   kinds: string[]
+  /** The highest payload version understood for each of kinds, in the same order. */
+  payloadVersions: number[]
   workerId: string
   /** Distinct per claim: two claims of one job, even by one worker, never share it. */
   token: string
   leaseMs: number
 }
 
-/** Claims up to limit due jobs of these kinds, skipping those another worker is claiming at this moment. */
+/**
+ * Claims up to limit due jobs of these kinds and payload versions, skipping
+ * those another worker is claiming at this moment. A job of another kind or a
+ * newer payload version is left alone (not claimed, not counted, not
+ * parked): it waits for a worker of a release that knows it.
+ */
 export async function claimJobs(q: Queryable, options: ClaimOptions): Promise<JobRow[]> {
   const result = await q.query<JobRow>(
     `WITH next AS (
        SELECT id FROM jobs
         WHERE run_at <= now() AND (locked_until IS NULL OR locked_until < now()) AND kind = ANY($4::text[])
+              AND payload_version <= ($6::int[])[array_position($4::text[], kind)]
         ORDER BY run_at, id
         LIMIT $1
         FOR UPDATE SKIP LOCKED)
      UPDATE jobs SET locked_by = $2, lease_token = $5, locked_until = now() + $3 * interval '1 millisecond', attempts = jobs.attempts + 1
        FROM next WHERE jobs.id = next.id
-     RETURNING jobs.id, jobs.kind, jobs.payload, jobs.attempts, jobs.max_attempts, jobs.lease_token`,
-    [options.limit, options.workerId, options.leaseMs, options.kinds, options.token],
+     RETURNING jobs.id, jobs.kind, jobs.payload, jobs.payload_version, jobs.attempts, jobs.max_attempts, jobs.lease_token`,
+    [options.limit, options.workerId, options.leaseMs, options.kinds, options.token, options.payloadVersions],
   )
   return result.rows
 }

@@ -35,7 +35,7 @@ async function state(id: number): Promise<LeaseState | undefined> {
 }
 
 async function claimOne(workerId: string, token: string, leaseMs: number): Promise<JobLease> {
-  const [row] = await claimJobs(database.db, { limit: 1, kinds: ['fanout_broadcast'], workerId, token, leaseMs })
+  const [row] = await claimJobs(database.db, { limit: 1, kinds: ['fanout_broadcast'], payloadVersions: [1], workerId, token, leaseMs })
   expect(row).toBeDefined()
   return { id: row.id, token: row.lease_token }
 }

@@ -19,6 +19,11 @@ export interface EnqueueOptions {
   runAt?: Date
   /** Attempts before the job is given up. Default 25 (with exponential backoff, about a day). */
   maxAttempts?: number
+  /**
+   * The payload's shape, raised by a release that changes it (docs/upgrades.md);
+   * only workers whose handler understands it claim the job. Default 1.
+   */
+  payloadVersion?: number
 }
 
 export async function enqueue<K extends JobKind>(
@@ -28,8 +33,8 @@ export async function enqueue<K extends JobKind>(
   options: EnqueueOptions = {},
 ): Promise<number> {
   const result = await q.query<{ id: number }>(
-    `INSERT INTO jobs (kind, payload, run_at, max_attempts) VALUES ($1, $2, COALESCE($3, now()), $4) RETURNING id`,
-    [kind, JSON.stringify(payload), options.runAt ?? null, options.maxAttempts ?? 25],
+    `INSERT INTO jobs (kind, payload, run_at, max_attempts, payload_version) VALUES ($1, $2, COALESCE($3, now()), $4, $5) RETURNING id`,
+    [kind, JSON.stringify(payload), options.runAt ?? null, options.maxAttempts ?? 25, options.payloadVersion ?? 1],
   )
   // Wakes the workers once the transaction commits; future jobs are found by polling.
   if (!options.runAt || options.runAt.getTime() <= Date.now()) q.notifyAfterCommit(JOBS_CHANNEL)

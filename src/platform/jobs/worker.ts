@@ -21,6 +21,8 @@ export interface Job<K extends JobKind = JobKind> {
   id: number
   kind: K
   payload: JobPayloads[K]
+  /** The payload's shape (EnqueueOptions.payloadVersion): at most the worker's payloadVersions for the kind. */
+  payloadVersion: number
   /** 1 on the first run. */
   attempts: number
   maxAttempts: number
@@ -70,6 +72,13 @@ export interface WorkerOptions {
   log?: OutageLog
   /** Called once when a job fails its last attempt and is parked, so its domain can record the failure. */
   onGiveUp?: (job: { id: number; kind: JobKind; payload: unknown }, err: unknown) => Promise<void>
+  /**
+   * The highest payload version each kind's handler understands (it takes
+   * every lower one too). Default 1 for every kind with a handler. A job of a
+   * newer version, or of a kind without a handler, is never claimed here: it
+   * waits for a worker of the release that wrote it (docs/upgrades.md).
+   */
+  payloadVersions?: { [K in JobKind]?: number }
   /** Where jobs claimed, retried and failed are counted (/metrics). */
   metrics?: Pick<Metrics, 'jobsClaimed' | 'jobsRetried' | 'jobsFailed'>
 }
@@ -210,7 +219,9 @@ export class JobWorker {
     const token = randomBytes(12).toString('base64url')
     // Kept until the claim's answer comes: a claim whose answer is lost is handed back by its token.
     this.lostClaims.push(token)
-    const claimed = await claimJobs(this.db, { limit: free, kinds: Object.keys(this.handlers), workerId: this.workerId, token, leaseMs: this.leaseMs })
+    const kinds = Object.keys(this.handlers) as JobKind[]
+    const payloadVersions = kinds.map((kind) => this.options.payloadVersions?.[kind] ?? 1)
+    const claimed = await claimJobs(this.db, { limit: free, kinds, payloadVersions, workerId: this.workerId, token, leaseMs: this.leaseMs })
     this.lostClaims.pop()
     this.outage.succeeded()
     for (const row of claimed) {
@@ -247,6 +258,7 @@ export class JobWorker {
       id: row.id,
       kind: row.kind,
       payload: row.payload as JobPayloads[JobKind],
+      payloadVersion: row.payload_version,
       attempts: row.attempts,
       maxAttempts: row.max_attempts,
       signal: controller.signal,

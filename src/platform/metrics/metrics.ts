@@ -4,6 +4,7 @@
 // names and labels in one place; the code that counts holds a reference.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Database } from '../db/database.ts'
+import { VERSION } from '../version.ts'
 
 /** The push service labels: subscribers.push_service (migration 0006). */
 export const PUSH_SERVICES = ['fcm', 'mozilla', 'apple', 'wns', 'other'] as const
@@ -103,6 +104,13 @@ export class Metrics {
         this.set({ state: 'idle' }, now.total - now.inUse)
       },
     })
+    // Prometheus's build_info convention: a constant 1 whose labels say which release runs here.
+    new Gauge({
+      name: 'herald_build_info',
+      help: 'Always 1; labels: the Herald release (package.json version) and Node.js version of this process',
+      labelNames: ['version', 'node_version'],
+      registers,
+    }).set({ version: VERSION, node_version: process.versions.node }, 1)
     new Gauge({
       name: 'herald_db_waiting_requests',
       help: 'Queries and transactions waiting for a database connection (embedded: queued behind the one running)',
