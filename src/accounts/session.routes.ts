@@ -11,8 +11,8 @@ import { acceptInvite, inspectInvite } from './invites.service.ts'
 import { countAttempt } from './login-limit.ts'
 import { authenticateSession, type LiveSession } from './session-auth.ts'
 import { clearSessionCookie, setSessionCookie } from './session-cookie.ts'
-import { requestOrigin } from '../audit/audit-context.ts'
 import { describeSession, normalizeEmail, signIn, signOut, signOutEverywhere, switchProject } from './sessions.service.ts'
+import { requestOrigin } from '../audit/audit-context.ts'
 
 const tags = ['session']
 const security = [{ session: [] }]
