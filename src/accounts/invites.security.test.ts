@@ -85,7 +85,7 @@ describe('accepting an invite is no password oracle', () => {
     const carol = await signIn(t, 'carol@a.test')
     expect((await accept(token, null, carol.headers)).statusCode).toBe(200)
     expect(await roleOf(b.id, 'carol@a.test')).toBe('viewer')
-  })
+  }, 120_000) // a dozen scrypt hashes: slow on a busy machine
 
   it('accepting signed in needs that account: another account is 403 invite_wrong_account, no session 401, no CSRF token 403', async () => {
     const { p, owner } = await projectWithOwner('owner1@example.com')
