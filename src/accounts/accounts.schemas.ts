@@ -33,24 +33,29 @@ export const SessionView = Type.Object({
 })
 
 export const TokenBody = Type.Object({ token: Token }, { additionalProperties: false })
-export const AcceptInviteBody = Type.Object({ token: Token, password: NewPassword }, { additionalProperties: false })
+export const AcceptInviteBody = Type.Object(
+  {
+    token: Token,
+    password: Type.Optional(Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `A new account's password (${PASSWORD_MIN} to ${PASSWORD_MAX} characters). Leave it out to accept as the signed-in user (session cookie and X-CSRF-Token): an email that has an account already must sign in first.` })),
+  },
+  { additionalProperties: false },
+)
 
 export const InviteView = Type.Object({
   email: Type.String(),
   project: Type.Object({ id: Type.String(), name: Type.String() }),
   role: RoleSchema,
   expires_at: Type.Integer(),
-  password_set: Type.Boolean({ description: 'True: the email has a password already, and accepting asks for it.' }),
-})
+}, { description: 'Whether the email has an account is not said (issue 22): the page offers both choosing a password and signing in.' })
 
-export const AcceptedInvite = Type.Object({ ok: Type.Literal(true), email: Type.String(), project_id: Type.String(), role: RoleSchema })
+export const AcceptedInvite = Type.Object({ ok: Type.Literal(true), user_id: Type.String({ description: 'usr_…: the account that joined.' }), email: Type.String(), project_id: Type.String(), role: RoleSchema })
 
 export const InviteBody = Type.Object({ email: Email, role: RoleSchema }, { additionalProperties: false })
 export type InviteBody = Static<typeof InviteBody>
 
 export const CreatedInvite = Type.Object({
   id: Type.String({ description: 'inv_…' }),
-  user_id: Type.String(),
+  user_id: Type.String({ description: "usr_…: the id the account gets if the email has none when it accepts. Never an existing account's id: the member list shows the real one once the person has joined." }),
   email: Type.String(),
   project_id: Type.String(),
   role: RoleSchema,

@@ -1,5 +1,5 @@
 // Invites and members (issue 13): the operator's first owner, links valid 72
-// hours and once, stored hashed; an existing account must prove it is theirs;
+// hours and once, stored hashed; an existing account accepts signed in;
 // owners invite, change roles, remove; the last owner stays.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
@@ -39,8 +39,8 @@ describe('the operator makes the first owner', () => {
     const invite = res.json()
     expect(invite).toMatchObject({ email: 'olga@example.com', role: 'owner', project_id: p.id, invite_url: expect.stringMatching(/^http:\/\/localhost:3000\/dashboard\/#\/invite\/[A-Za-z0-9_-]{43}$/) })
     const token = tokenOf(invite.invite_url)
-    expect((await inspect(token)).json()).toMatchObject({ email: 'olga@example.com', project: { id: p.id, name: 'Shop' }, role: 'owner', password_set: false })
-    expect((await accept(token)).json()).toEqual({ ok: true, email: 'olga@example.com', project_id: p.id, role: 'owner' })
+    expect((await inspect(token)).json()).toEqual({ email: 'olga@example.com', project: { id: p.id, name: 'Shop' }, role: 'owner', expires_at: invite.expires_at })
+    expect((await accept(token)).json()).toEqual({ ok: true, user_id: invite.user_id, email: 'olga@example.com', project_id: p.id, role: 'owner' })
     owner = await signIn(t, 'olga@example.com')
     expect(owner.body.project).toMatchObject({ id: p.id, role: 'owner' })
   })
@@ -90,17 +90,19 @@ describe('an invite link', () => {
     expect((await accept(token)).statusCode).toBe(200)
   })
 
-  it('for an email that has a password already: accepting asks for that password, and never replaces it', async () => {
+  it('for an email that has a password already: accepting takes no password (409 invite_sign_in_required), only the signed-in account', async () => {
     const other = await t.project({ name: 'Blog' })
     const token = tokenOf((await operatorInvite('olga@example.com', 'editor', other.id)).json().invite_url)
-    expect((await inspect(token)).json().password_set).toBe(true)
-    const wrong = await accept(token, 'taking over this account')
-    expect(wrong.statusCode).toBe(401)
-    expect(wrong.json().error.code).toBe('invalid_credentials')
-    await signIn(t, 'olga@example.com')
-    expect((await accept(token)).statusCode).toBe(200)
+    expect((await inspect(token)).json()).not.toHaveProperty('password_set')
+    for (const password of ['taking over this account', PASSWORD]) {
+      const res = await accept(token, password)
+      expect(res.statusCode).toBe(409)
+      expect(res.json().error.code).toBe('invite_sign_in_required')
+    }
     const s = await signIn(t, 'olga@example.com')
-    expect(s.body.projects.map((x: { id: string }) => x.id)).toEqual([p.id, other.id])
+    const joined = await t.app.inject({ method: 'POST', url: '/v1/invites/accept', headers: s.headers, payload: { token } })
+    expect(joined.json()).toEqual({ ok: true, user_id: s.body.user.id, email: 'olga@example.com', project_id: other.id, role: 'editor' })
+    expect((await signIn(t, 'olga@example.com')).body.projects.map((x: { id: string }) => x.id)).toEqual([p.id, other.id])
   })
 })
 

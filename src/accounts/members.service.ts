@@ -3,7 +3,7 @@
 import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import type { Role } from '../access/access.ts'
-import { listOpenInvites, revokeInvite } from './invites.store.ts'
+import { listOpenInvites, revokeInvite, revokeOpenInvitesBy, revokeOpenInvitesForEmail } from './invites.store.ts'
 import { deleteMembership, findMembership, listProjectMembers, lockOwners, updateMembershipRole } from './users.store.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
@@ -23,7 +23,12 @@ export async function listMembers(db: Database, projectId: string) {
   }
 }
 
-/** Changes a member's role; 409 last_owner when it would leave the project without an owner. */
+/**
+ * Changes a member's role; 409 last_owner when it would leave the project
+ * without an owner. An owner who stops being one loses the invites they made:
+ * a link they handed out (to a second address of their own, say) must not
+ * bring back the power they lost.
+ */
 export async function changeRole(db: Database, audit: AuditContext, projectId: string, userId: string, role: Role): Promise<MemberView> {
   return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, projectId)
@@ -31,12 +36,18 @@ export async function changeRole(db: Database, audit: AuditContext, projectId: s
     if (!member) throw new AppError('member_not_found')
     if (member.role === 'owner' && role !== 'owner' && owners.length <= 1) throw new AppError('last_owner')
     await updateMembershipRole(tx, projectId, userId, role)
-    await recordAudit(tx, { projectId, context: audit, action: 'member.role_change', target: { type: 'user', id: userId }, details: { email: member.email, from: member.role, to: role } })
+    const invitesRevoked = member.role === 'owner' && role !== 'owner' ? await revokeOpenInvitesBy(tx, projectId, userId, new Date()) : 0
+    await recordAudit(tx, { projectId, context: audit, action: 'member.role_change', target: { type: 'user', id: userId }, details: { email: member.email, from: member.role, to: role, invites_revoked: invitesRevoked } })
     return { user_id: userId, email: member.email, role, created_at: member.created_at.getTime() }
   })
 }
 
-/** Removes a member (their sessions lose the project at once); 409 last_owner for the only owner. */
+/**
+ * Removes a member (their sessions lose the project at once); 409 last_owner
+ * for the only owner. Every open invite for their email to the project, and
+ * every one they made, is revoked with it: no link left in a chat brings them
+ * (or a second address of theirs) back.
+ */
 export async function removeMember(db: Database, audit: AuditContext, projectId: string, userId: string): Promise<void> {
   await db.transaction(async (tx) => {
     const owners = await lockOwners(tx, projectId)
@@ -44,7 +55,9 @@ export async function removeMember(db: Database, audit: AuditContext, projectId:
     if (!member) throw new AppError('member_not_found')
     if (member.role === 'owner' && owners.length <= 1) throw new AppError('last_owner')
     await deleteMembership(tx, projectId, userId)
-    await recordAudit(tx, { projectId, context: audit, action: 'member.remove', target: { type: 'user', id: userId }, details: { email: member.email, role: member.role } })
+    const now = new Date()
+    const invitesRevoked = (await revokeOpenInvitesForEmail(tx, projectId, member.email, now)) + (await revokeOpenInvitesBy(tx, projectId, userId, now))
+    await recordAudit(tx, { projectId, context: audit, action: 'member.remove', target: { type: 'user', id: userId }, details: { email: member.email, role: member.role, invites_revoked: invitesRevoked } })
   })
 }
 

@@ -12,6 +12,7 @@ import { countAttempt } from './login-limit.ts'
 import { authenticateSession, type LiveSession } from './session-auth.ts'
 import { clearSessionCookie, setSessionCookie } from './session-cookie.ts'
 import { describeSession, normalizeEmail, signIn, signOut, signOutEverywhere, switchProject } from './sessions.service.ts'
+import { requestOrigin } from '../audit/audit-context.ts'
 
 const tags = ['session']
 const security = [{ session: [] }]
@@ -107,13 +108,20 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
       operationId: 'acceptInvite',
       tags,
       security: [],
-      summary: 'Accept an invite: set a password (or give the one the email already has) and join the project',
-      description: 'Single use, within 72 hours of the invite (404 invite_not_found after). Counted against the per-IP sign-in limit. Sign in afterwards with POST /v1/session.',
+      summary: 'Accept an invite: a new account chooses its password; an existing one accepts signed in',
+      description:
+        'With `password`: for an email without an account, sets its password and joins (sign in afterwards with POST /v1/session); ' +
+        'for an email that has one, 409 invite_sign_in_required, whatever the password (no password is checked here). ' +
+        'Without `password`: accepts as the signed-in user (session cookie and X-CSRF-Token; 401 invalid_session, 403 csrf_token_invalid), ' +
+        'whose email must be the invite\'s (403 invite_wrong_account). Someone already a member is 409 member_exists and keeps their role. ' +
+        'Single use, within 72 hours of the invite (404 invite_not_found after). Counted against the per-IP sign-in limit.',
       body: AcceptInviteBody,
-      response: { 200: AcceptedInvite, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
+      response: { 200: AcceptedInvite, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
   }, async (request, reply) => {
     await countAttempt(ctx, request, reply, null)
-    return { ok: true as const, ...(await acceptInvite(db, request.body.token, request.body.password)) }
+    const { token, password } = request.body
+    const how = password === undefined ? { userId: (await authenticateSession(db, config, request)).user_id } : { password }
+    return { ok: true as const, ...(await acceptInvite(db, requestOrigin(request), token, how)) }
   })
 }

@@ -63,15 +63,6 @@ export async function findMembership(q: Queryable, projectId: string, userId: st
   return result.rows[0] ?? null
 }
 
-/** Adds the membership; an existing one takes the new role. */
-export async function putMembership(q: Queryable, projectId: string, userId: string, role: Role): Promise<void> {
-  await q.query(
-    `INSERT INTO memberships (project_id, user_id, role) VALUES ($1, $2, $3)
-     ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-    [projectId, userId, role],
-  )
-}
-
 /**
  * The project's owners, locked until the transaction ends: two owners demoting
  * or removing each other at once wait for one another, so the second sees the
@@ -92,5 +83,30 @@ export async function updateMembershipRole(q: Queryable, projectId: string, user
 
 export async function deleteMembership(q: Queryable, projectId: string, userId: string): Promise<boolean> {
   const result = await q.query('DELETE FROM memberships WHERE project_id = $1 AND user_id = $2', [projectId, userId])
+  return result.rowCount > 0
+}
+
+/** The project's member with that email, if any. */
+export async function findMembershipByEmail(q: Queryable, projectId: string, email: string): Promise<MembershipRow | null> {
+  const result = await q.query<MembershipRow>(`${MEMBERSHIP_SELECT} WHERE m.project_id = $1 AND u.email = $2`, [projectId, email])
+  return result.rows[0] ?? null
+}
+
+/**
+ * Adds the membership unless the user already has one in the project: an
+ * existing role is never changed here (only changeRole does). Returns false
+ * when there was one.
+ */
+export async function insertMembership(q: Queryable, projectId: string, userId: string, role: Role): Promise<boolean> {
+  const result = await q.query(
+    'INSERT INTO memberships (project_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT (project_id, user_id) DO NOTHING',
+    [projectId, userId, role],
+  )
+  return result.rowCount > 0
+}
+
+/** Sets the first password of a user who has none; false when one was set meanwhile (it is never replaced here). */
+export async function setFirstPassword(q: Queryable, userId: string, hash: string): Promise<boolean> {
+  const result = await q.query('UPDATE users SET password_hash = $2 WHERE id = $1 AND password_hash IS NULL', [userId, hash])
   return result.rowCount > 0
 }

@@ -31,9 +31,16 @@ export const CLI_AUDIT_CONTEXT: AuditContext = { actor: OPERATOR, ip: null, user
  */
 export function auditContext(request: FastifyRequest, actor: AuditActor | undefined = request.actor): AuditContext {
   if (!actor) throw new Error(`auditContext: ${request.method} ${request.url} has no authenticated actor`)
-  const agent = request.headers['user-agent']
   return {
     actor: actor.type === 'operator' ? OPERATOR : actor.type === 'key' ? { type: 'key', id: actor.id, scope: actor.scope } : { type: 'user', id: actor.id, role: actor.role },
+    ...requestOrigin(request),
+  }
+}
+
+/** Where a request came from, for a service that learns the actor itself (accepting an invite: the user is known only once it joins). */
+export function requestOrigin(request: FastifyRequest): Omit<AuditContext, 'actor'> {
+  const agent = request.headers['user-agent']
+  return {
     ip: request.ip || null,
     userAgent: typeof agent === 'string' && agent !== '' ? agent.slice(0, USER_AGENT_MAX) : null,
   }

@@ -187,7 +187,7 @@ describe('people, keys and project settings', () => {
     const session = { ...owner.headers, 'x-forwarded-for': IP, 'user-agent': UA }
     const asOwner = { actor_type: 'user' as const, actor_id: ownerId }
     const invited = await call('POST', '/v1/members/invites', { email: 'Ed@Example.com', role: 'editor' }, session)
-    const invite = await recordsOne(invited, { action: 'member.invite', target_type: 'user', target_id: invited.json().user_id, details: { email: 'ed@example.com', role: 'editor', invite_id: invited.json().id } }, asOwner)
+    const invite = await recordsOne(invited, { action: 'member.invite', target_type: 'invite', target_id: invited.json().id, details: { email: 'ed@example.com', role: 'editor', invite_id: invited.json().id, replaced: 0 } }, asOwner)
     expect(JSON.stringify(invite)).not.toContain(invited.json().invite_url.split('/').pop())
     await recordsNone(await call('POST', '/v1/members/invites', { email: 'owner@example.com', role: 'viewer' }, session), 409)
     await recordsOne(await call('DELETE', `/v1/members/invites/${invited.json().id}`, undefined, session), { action: 'invite.revoke', target_type: 'invite', target_id: invited.json().id }, asOwner)
@@ -195,9 +195,9 @@ describe('people, keys and project settings', () => {
     const vera = await addMember(t, p.id, 'vera@example.com', 'viewer')
     await newEntries()
     await recordsOne(await call('PATCH', `/v1/members/${vera}`, { role: 'admin' }, session), {
-      action: 'member.role_change', target_id: vera, details: { email: 'vera@example.com', from: 'viewer', to: 'admin' },
+      action: 'member.role_change', target_id: vera, details: { email: 'vera@example.com', from: 'viewer', to: 'admin', invites_revoked: 0 },
     }, asOwner)
-    await recordsOne(await call('DELETE', `/v1/members/${vera}`, undefined, session), { action: 'member.remove', target_id: vera, details: { email: 'vera@example.com', role: 'admin' } }, asOwner)
+    await recordsOne(await call('DELETE', `/v1/members/${vera}`, undefined, session), { action: 'member.remove', target_id: vera, details: { email: 'vera@example.com', role: 'admin', invites_revoked: 0 } }, asOwner)
     await recordsNone(await call('DELETE', `/v1/members/${ownerId}`, undefined, session), 409)
   })
 
@@ -218,7 +218,7 @@ describe('people, keys and project settings', () => {
     await recordsOne(await call('DELETE', `/admin/v1/projects/${p.id}/api-keys/${made.json().id}`, undefined, admin), { action: 'api_key.revoke', target_id: made.json().id }, operator)
     await recordsNone(await call('DELETE', `/admin/v1/projects/${p.id}/api-keys/${made.json().id}`, undefined, admin), 200)
     await recordsNone(await call('DELETE', `/admin/v1/projects/${p.id}/api-keys/key_nope`, undefined, admin), 404)
-    await recordsOne(await call('POST', `/admin/v1/projects/${p.id}/members`, { email: 'second@example.com', role: 'owner' }, admin), { action: 'member.invite', details: { email: 'second@example.com', role: 'owner', invite_id: expect.stringMatching(/^inv_/) } }, operator)
+    await recordsOne(await call('POST', `/admin/v1/projects/${p.id}/members`, { email: 'second@example.com', role: 'owner' }, admin), { action: 'member.invite', details: { email: 'second@example.com', role: 'owner', invite_id: expect.stringMatching(/^inv_/), replaced: 0 } }, operator)
   })
 })
 

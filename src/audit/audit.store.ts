@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'api_key.create',
   'api_key.revoke',
   'member.invite',
+  'member.join',
   'member.role_change',
   'member.remove',
   'invite.revoke',

@@ -1,5 +1,8 @@
 // Team access in a real browser (issue 13): the operator's invite link →
-// the first owner sets a password → signs in → switches between projects;
+// the first owner sets a password → signs in → joins a second project by its
+// link while signed in, and a third from a fresh browser by signing in on the
+// invite page (no password goes with the link for an existing account, issue
+// 22) → switches between projects;
 // the owner invites a viewer, who sees no Send button and whose direct API
 // attempt is refused; the owner changes the viewer's role and removes them,
 // the editor composes and sends; the owner's Audit log page shows the invite,
@@ -9,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems } from '../support/browser.ts'
 import { ADMIN_TOKEN, type TestProject } from '../support/app.ts'
-import { addMember } from '../support/members.ts'
 import { subscribe } from '../../src/subscribers/subscribers.fixtures.ts'
 import { screenshot } from './screenshots.ts'
 
@@ -44,6 +46,8 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
   let viewerLink: string
   const problems: string[] = []
   const db = (sql: string, params: unknown[]) => herald.t.database.db.query(sql, params).then((r) => r.rows)
+  const operatorInvite = async (projectId: string, email: string, role: string) =>
+    (await herald.t.app.inject({ method: 'POST', url: `/admin/v1/projects/${projectId}/members`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { email, role } })).json()
 
   beforeAll(async () => {
     herald = await startHerald()
@@ -62,13 +66,7 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
   })
 
   it('the operator\'s invite link lets the first owner set a password and sign in', async () => {
-    const res = await herald.t.app.inject({
-      method: 'POST',
-      url: `/admin/v1/projects/${shop.id}/members`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      payload: { email: 'olga@example.com', role: 'owner' },
-    })
-    const link = res.json().invite_url
+    const link = (await operatorInvite(shop.id, 'olga@example.com', 'owner')).invite_url
     expect(link.startsWith(`${herald.url}/dashboard/#/invite/`)).toBe(true)
     await acceptInvite(owner, link, 'Acme Shop', 'olga@example.com', PASSWORD)
     expect(await owner.locator('#project-name').textContent()).toContain('Acme Shop')
@@ -79,15 +77,52 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
     expect(await owner.evaluate(() => sessionStorage.getItem('herald.apiKey'))).toBeNull()
   })
 
+  it('signed in, the owner joins a second project by its link with one button, and acts in it', async () => {
+    const link = (await operatorInvite(blog.id, 'olga@example.com', 'editor')).invite_url
+    await owner.goto(link)
+    await owner.getByRole('heading', { name: 'Join Beta Blog', level: 1 }).waitFor()
+    await owner.getByText('You are signed in as olga@example.com.').waitFor()
+    // Nothing on the page asks for a password.
+    expect(await owner.locator('input[type=password]').count()).toBe(0)
+    await owner.getByRole('button', { name: 'Join the project' }).click()
+    await owner.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await expect.poll(() => owner.locator('#project-name').textContent()).toContain('Beta Blog')
+    expect(await owner.locator('#role').textContent()).toBe('editor')
+  })
+
+  it('from a browser not signed in, an existing account cannot join with a password; it signs in on the invite page and joins', async () => {
+    const gamma = await herald.t.project({ name: 'Gamma Games' })
+    const link = (await operatorInvite(gamma.id, 'olga@example.com', 'viewer')).invite_url
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    recordPageProblems(page, problems)
+    await page.goto(link)
+    await page.getByRole('heading', { name: 'Join Gamma Games', level: 1 }).waitFor()
+    // The page does not know whether the email has an account: it offers both ways.
+    await page.getByRole('heading', { name: 'New to Herald', level: 2 }).waitFor()
+    await page.getByRole('heading', { name: 'Already have an account', level: 2 }).waitFor()
+    await page.getByLabel('Choose a password').fill('a guess at her password')
+    await page.getByLabel('Repeat the password').fill('a guess at her password')
+    await page.getByRole('button', { name: 'Join the project' }).click()
+    await page.getByText('olga@example.com already has an account: sign in with its password below to join.').waitFor()
+    expect(await db('SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = $1 AND m.project_id = $2', ['olga@example.com', gamma.id])).toEqual([])
+    expect(await page.getByLabel('Email').inputValue()).toBe('olga@example.com')
+    await page.getByLabel('Your password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in and join' }).click()
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await expect.poll(() => page.locator('#project-name').textContent()).toContain('Gamma Games')
+    expect(await page.locator('#role').textContent()).toBe('viewer')
+    expect(await db('SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = $1 AND m.project_id = $2', ['olga@example.com', gamma.id])).toEqual([{ role: 'viewer' }])
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { name: 'Sign in to Herald' }).waitFor()
+    await context.close()
+  })
+
   it('switches between the projects the owner belongs to', async () => {
-    await addMember(herald.t, blog.id, 'olga@example.com', 'editor', PASSWORD)
     await owner.reload()
     await owner.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
     const switcher = owner.getByLabel('Project')
     expect(await switcher.isVisible()).toBe(true)
-    await switcher.selectOption(blog.id)
-    await expect.poll(() => owner.locator('#project-name').textContent()).toContain('Beta Blog')
-    expect(await owner.locator('#role').textContent()).toBe('editor')
     expect(await nav(owner, 'Members').isVisible()).toBe(false)
     await owner.getByLabel('Project').selectOption(shop.id)
     await expect.poll(() => owner.locator('#project-name').textContent()).toContain('Acme Shop')
@@ -176,7 +211,10 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
     await expect.poll(() => rows.count()).toBeGreaterThan(1)
     const vic = ((await db("SELECT id FROM users WHERE email = 'vic@example.com'", [])) as Array<{ id: string }>)[0].id
     await owner.getByLabel('Actor').selectOption(vic)
-    await expect.poll(async () => (await rows.allTextContents()).every((t) => t.includes('vic@example.com') && t.includes('broadcast.send'))).toBe(true)
+    await expect.poll(async () => (await rows.allTextContents()).every((t) => t.includes('vic@example.com'))).toBe(true)
+    // Vic's own entries: joining by the invite link, then the send.
+    const own = await rows.allTextContents()
+    expect(own.map((t) => (t.includes('broadcast.send') ? 'send' : t.includes('member.join') ? 'join' : t))).toEqual(['send', 'join'])
     // Usable on a phone: each entry is a card, so who, the action and the target are in view without scrolling sideways.
     await owner.setViewportSize({ width: 390, height: 844 })
     expect(await owner.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)

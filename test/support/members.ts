@@ -3,6 +3,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import { acceptInvite, createInvite } from '../../src/accounts/invites.service.ts'
 import type { Role } from '../../src/access/access.ts'
+import { findUserByEmail } from '../../src/accounts/users.store.ts'
 import type { TestApp } from './app.ts'
 import { CLI_AUDIT_CONTEXT } from '../../src/audit/audit-context.ts'
 
@@ -11,11 +12,17 @@ export const PASSWORD = 'correct horse battery'
 /** The invite link's token (after #/invite/). */
 export const tokenOf = (inviteUrl: string): string => inviteUrl.slice(inviteUrl.lastIndexOf('/') + 1)
 
-/** Makes `email` a member of the project with `role` (through an invite, as a person would); returns the user id. */
+/**
+ * Makes `email` a member of the project with `role` (through an invite, as a
+ * person would: a new email chooses `password`, an existing account accepts
+ * as itself, as if signed in); returns the user id.
+ */
 export async function addMember(t: TestApp, projectId: string, email: string, role: Role, password = PASSWORD): Promise<string> {
   const invite = await createInvite(t.ctx.db, t.ctx.config, CLI_AUDIT_CONTEXT, { projectId, email, role, invitedBy: null })
-  await acceptInvite(t.ctx.db, tokenOf(invite.invite_url), password)
-  return invite.user_id
+  const existing = await findUserByEmail(t.ctx.db, invite.email)
+  const how = existing?.password_hash ? { userId: existing.id } : { password }
+  const joined = await acceptInvite(t.ctx.db, { ip: null, userAgent: null }, tokenOf(invite.invite_url), how)
+  return joined.user_id
 }
 
 export interface SignedIn {

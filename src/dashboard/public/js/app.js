@@ -31,6 +31,9 @@ const ROUTES = [
   { pattern: /^\/api-keys$/, page: apiKeys, nav: 'api-keys', needs: 'keys:manage' },
 ]
 
+/** An invite link's fragment: #/invite/<token>. */
+const INVITE_HASH = /^#\/invite\/([A-Za-z0-9_-]+)$/
+
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
 const projectName = document.getElementById('project-name')
@@ -178,6 +181,8 @@ switcher.addEventListener('change', async () => {
   }
 })
 window.addEventListener('hashchange', () => {
+  // An invite link opened in a tab already on the dashboard: the invite page starts from a fresh load, as in a new tab.
+  if (INVITE_HASH.test(location.hash)) return location.reload()
   if (location.hash.startsWith('#/')) route()
 })
 document.getElementById('skip-link').addEventListener('click', (event) => {
@@ -186,11 +191,21 @@ document.getElementById('skip-link').addEventListener('click', (event) => {
 })
 
 async function start() {
-  const invite = /^#\/invite\/([A-Za-z0-9_-]+)$/.exec(location.hash)
+  const invite = INVITE_HASH.exec(location.hash)
   if (invite) {
-    return renderInvite(main, invite[1], (email, projectName) => {
-      history.replaceState(null, '', location.pathname)
-      renderSignIn(null, `You joined ${projectName}. Sign in with your email and password.`, email)
+    return renderInvite(main, invite[1], {
+      onNewAccount(email, projectName) {
+        history.replaceState(null, '', location.pathname)
+        renderSignIn(null, `You joined ${projectName}. Sign in with your email and password.`, email)
+      },
+      async onSignedIn(view) {
+        history.replaceState(null, '', location.pathname)
+        // The session now acts in the joined project; an API key this tab held gives way to it.
+        clearKey()
+        useAccount(view)
+        await session.refreshMe()
+        enterShell()
+      },
     })
   }
   const key = loadKey()

@@ -14,7 +14,7 @@ const ACTIONS = {
   'group.': ['group.create', 'group.update', 'group.delete', 'group.members.add', 'group.members.remove'],
   'webhook.': ['webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate_secret', 'webhook.test'],
   'api_key.': ['api_key.create', 'api_key.revoke'],
-  'member.': ['member.invite', 'member.role_change', 'member.remove'],
+  'member.': ['member.invite', 'member.join', 'member.role_change', 'member.remove'],
   'invite.': ['invite.revoke'],
   'project.': ['project.update'],
 }

@@ -31,7 +31,7 @@ export async function render(view, session) {
     email.value = ''
     const link = h('input', { type: 'text', readonly: true, value: invite.invite_url, id: 'invite-url', 'aria-label': 'Invite link' })
     replace(linkSlot, h('div', { class: 'card' },
-      okBox(`Invite for ${invite.email} (${invite.role}) created. Send them this link: it works once, for 72 hours, and is not shown again.`),
+      okBox(`Invite for ${invite.email} (${invite.role}) created. Send them this link: it works once, for 72 hours, and is not shown again. It replaces any earlier link for this email.`),
       link,
     ))
     link.select()
