@@ -132,7 +132,7 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
 
   it('the viewer sees a subscriber\'s push endpoint in part, and is told why (issue 22)', async () => {
     const id = await subscribe(herald.t, shop, { external_id: 'masked-1' })
-    const [{ endpoint }] = await db('SELECT endpoint FROM subscribers WHERE id = $1', [id])
+    const [{ endpoint }] = await db('SELECT endpoint FROM subscribers WHERE id = $1', [id]) as Array<{ endpoint: string }>
     await viewer.goto(`${herald.url}/dashboard#/subscribers/${id}`)
     await viewer.getByText('Shown in part: only owners and admins see a push endpoint whole.').waitFor()
     const page = await viewer.content()
