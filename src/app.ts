@@ -57,7 +57,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     loggerInstance: ctx.log,
     bodyLimit: DEFAULT_BODY_LIMIT,
     genReqId: () => newId('req'),
-    trustProxy: true,
+    // X-Forwarded-For only from the proxies HERALD_TRUST_PROXY names; else the
+    // socket's address, so a client cannot pick the IP its limits and the audit log see.
+    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
     return503OnClosing: true,
     // A line per request at debug only (platform/http/request-log.ts).
     logController: new RequestLog(),

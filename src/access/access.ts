@@ -62,3 +62,12 @@ export function allows(actor: Actor, permission: Permission): boolean {
 export function refusalCode(actor: Actor): 'insufficient_scope' | 'insufficient_role' {
   return actor.type === 'key' ? 'insufficient_scope' : 'insufficient_role'
 }
+
+/**
+ * A push endpoint is a capability: whoever holds one can unsubscribe it
+ * (POST /v1/unsubscribe). It is shown whole only to actors who may erase
+ * subscribers anyway; others get it masked (masking.ts).
+ */
+export const SEES_PUSH_ENDPOINTS: Permission = 'subscribers:write'
+/** A webhook URL may carry a secret in its path or query (chat services' incoming webhooks): whole only to who may change webhooks. */
+export const SEES_WEBHOOK_URLS: Permission = 'webhooks:write'

@@ -8,7 +8,8 @@ import { LOGIN_ATTEMPTS_PER_ACCOUNT, LOGIN_ATTEMPTS_PER_IP, LOGIN_WINDOW_MS } fr
 
 let t: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
+  // inject's requests come from 127.0.0.1: trusted as the proxy, its X-Forwarded-For stands for the client's address.
+  t = await createTestApp({ HERALD_TRUST_PROXY: '127.0.0.1' })
   const p = await t.project()
   await addMember(t, p.id, 'eve@example.com', 'viewer')
 })

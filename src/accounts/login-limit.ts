@@ -14,13 +14,16 @@ export const LOGIN_ATTEMPTS_PER_ACCOUNT = 10
 /** Attempts per IP per window: an office behind one address still signs in; one address cannot sweep many accounts. */
 export const LOGIN_ATTEMPTS_PER_IP = 50
 
+/** The counter of one client address's attempts (the address as request.ip has it: see HERALD_TRUST_PROXY). */
+export const loginIpKey = (ip: string): string => `login:ip:${ip}`
+
 /**
  * Counts the attempt against the IP's budget and, given an email, the
  * account's; throws 429 rate_limited (with Retry-After) when either is spent.
  * Accepting an invite counts against the IP's (it runs scrypt too).
  */
 export async function countAttempt(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, email: string | null): Promise<void> {
-  const budgets = [{ key: `login:ip:${request.ip}`, limit: LOGIN_ATTEMPTS_PER_IP }]
+  const budgets = [{ key: loginIpKey(request.ip), limit: LOGIN_ATTEMPTS_PER_IP }]
   if (email !== null) budgets.push({ key: `login:account:${email}`, limit: LOGIN_ATTEMPTS_PER_ACCOUNT })
   for (const { key, limit } of budgets) {
     let outcome

@@ -11,7 +11,7 @@ export type AuditActor = Actor | typeof OPERATOR
 
 export interface AuditContext {
   actor: AuditActor
-  /** The client's address as Fastify sees it (trustProxy: the first X-Forwarded-For hop); null from the CLI. */
+  /** The client's address as Fastify sees it (the connection's, or X-Forwarded-For from a proxy HERALD_TRUST_PROXY names); null from the CLI. */
   ip: string | null
   /** User-Agent as sent, cut to USER_AGENT_MAX characters; null when absent. */
   userAgent: string | null

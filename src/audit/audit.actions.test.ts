@@ -29,7 +29,8 @@ let seen = ''
 type Row = Omit<AuditRow, 'actor_email' | 'actor_key_name' | 'actor_key_prefix' | 'created_at'>
 
 beforeAll(async () => {
-  t = await createTestApp()
+  // inject's requests come from 127.0.0.1: trusted as the proxy, its X-Forwarded-For stands for the client's address.
+  t = await createTestApp({ HERALD_TRUST_PROXY: '127.0.0.1' })
   receiver = await startWebhookReceiver()
   p = await t.project({ plan: 'plus' })
   key = { ...p.auth, 'x-forwarded-for': IP, 'user-agent': UA }

@@ -4,12 +4,17 @@ import type { Queryable } from '../platform/db/database.ts'
 import { readPage } from '../platform/paging.ts'
 import type { AuditList, ListAuditQuery } from './audit.schemas.ts'
 import { listAuditEntries, type AuditRow } from './audit.store.ts'
+import { shownKeyPrefix } from '../access/masking.ts'
 
 const DEFAULT_PAGE_SIZE = 50
 
+/** The user's email, or the key's name and the 6 characters every list shows (never the whole lookup prefix). */
 function actorLabel(row: AuditRow): string | null {
   if (row.actor_email) return row.actor_email
-  if (row.actor_key_prefix) return row.actor_key_name ? `${row.actor_key_name} (${row.actor_key_prefix}…)` : `${row.actor_key_prefix}…`
+  if (row.actor_key_prefix) {
+    const shown = shownKeyPrefix(row.actor_key_prefix)
+    return row.actor_key_name ? `${row.actor_key_name} (${shown}…)` : `${shown}…`
+  }
   return null
 }
 

@@ -44,7 +44,8 @@ describe('GET /v1/audit-log', () => {
     expect(entries[3]).toEqual({
       id: expect.stringMatching(/^aud_/),
       action: 'group.create',
-      actor: { type: 'key', id: a.apiKeyId, label: expect.stringMatching(/^default \(.+…\)$/) },
+      // hk_live_ and 6 characters, as the key list shows it (issue 22): never the 12-character lookup prefix.
+      actor: { type: 'key', id: a.apiKeyId, label: `default (${a.apiKey.slice(0, 'hk_live_'.length + 6)}…)` },
       target: { type: 'group', id: fans },
       details: { name: 'Fans' },
       ip: '127.0.0.1',

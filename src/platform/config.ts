@@ -1,5 +1,6 @@
 // The one place that reads the environment. Parsed and checked once at start;
 // a bad value stops the process with a message naming the variable.
+import { isIP } from 'node:net'
 
 export const DEFAULT_PORT = 3000
 /** Loopback by default: a laptop install is not reachable from the network until HERALD_HOST says so. */
@@ -90,6 +91,9 @@ export const DEFAULT_SESSION_MAX_DAYS = 14
 /** Audit log entries are kept this long, then pruned (HERALD_AUDIT_RETENTION_DAYS): a year covers an annual review. */
 export const DEFAULT_AUDIT_RETENTION_DAYS = 365
 
+/** proxy-addr's names for address ranges, accepted in HERALD_TRUST_PROXY beside addresses and CIDRs. */
+export const TRUST_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal']
+
 export type Role = 'api' | 'worker' | 'all'
 
 /** pretty: one readable line per event (pino-pretty); json: one JSON object per line (pino's own), for log collectors. */
@@ -144,6 +148,12 @@ export interface Config {
   sessionMaxMs: number
   /** Days an audit log entry is kept (1 to 3650). */
   auditRetentionDays: number
+  /**
+   * The proxies whose X-Forwarded-For is believed (addresses, CIDRs, or
+   * loopback/linklocal/uniquelocal). Empty (the default): the client address
+   * is the socket's, whatever the request's headers say.
+   */
+  trustProxy: string[]
 }
 
 export class ConfigError extends Error {}
@@ -198,6 +208,35 @@ function logFormat(env: Env, nodeEnv: Config['env'], stdoutIsTty: boolean): LogF
   throw new ConfigError(`HERALD_LOG_FORMAT must be pretty or json, got "${raw}"`)
 }
 
+/**
+ * HERALD_TRUST_PROXY: a comma-separated list of the proxies in front of
+ * Herald. Each entry is an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of
+ * TRUST_PROXY_RANGES. `true`, `*` and hop counts are refused: they believe a
+ * header any client can write whenever Herald's port is reachable without the
+ * proxy (decisions.md "Client addresses behind a proxy").
+ */
+function trustProxy(env: Env): string[] {
+  const raw = env.HERALD_TRUST_PROXY
+  if (raw === undefined || raw.trim() === '') return []
+  const entries = raw.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    if (!isProxyEntry(entry)) {
+      throw new ConfigError(`HERALD_TRUST_PROXY must be a comma-separated list of proxy addresses or CIDRs (or ${TRUST_PROXY_RANGES.join(', ')}); "true", "*" and hop counts are not accepted; got "${raw}"`)
+    }
+  }
+  return entries
+}
+
+function isProxyEntry(entry: string): boolean {
+  if (TRUST_PROXY_RANGES.includes(entry)) return true
+  const slash = entry.indexOf('/')
+  if (slash < 0) return isIP(entry) !== 0
+  const version = isIP(entry.slice(0, slash))
+  const bits = entry.slice(slash + 1)
+  if (version === 0 || !/^\d{1,3}$/.test(bits)) return false
+  return Number(bits) <= (version === 4 ? 32 : 128)
+}
+
 /** stdoutIsTty: whether a person is watching (decides the default log format). */
 export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.isTTY === true): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development'
@@ -250,5 +289,6 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     sessionIdleMs: int(env, 'HERALD_SESSION_IDLE_MINUTES', DEFAULT_SESSION_IDLE_MINUTES, 1, 30 * 24 * 60) * 60_000,
     sessionMaxMs: int(env, 'HERALD_SESSION_MAX_DAYS', DEFAULT_SESSION_MAX_DAYS, 1, 365) * 86_400_000,
     auditRetentionDays: int(env, 'HERALD_AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS, 1, 3650),
+    trustProxy: trustProxy(env),
   }
 }

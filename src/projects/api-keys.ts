@@ -46,14 +46,6 @@ export function secretMatches(secret: string, storedHash: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-/**
- * How many random characters of a key lists show after `hk_live_`: enough to
- * tell a project's keys apart (62^6 ≈ 5.7e10), a small share of the key's 190
- * bits, and less than the whole lookup prefix.
- */
-const SHOWN_LENGTH = 6
-
-/** What a list shows of a key, from its stored lookup prefix: `hk_live_AbC123`. Never enough to use it. */
-export function shownPrefix(lookup: string): string {
-  return API_KEY_PREFIX + lookup.slice(0, SHOWN_LENGTH)
-}
+// What answers show of a key (hk_live_ and 6 characters) is access/masking.ts
+// shownKeyPrefix, shared with the audit log, which may not import projects/.
+export { shownKeyPrefix as shownPrefix } from '../access/masking.ts'

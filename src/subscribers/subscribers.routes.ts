@@ -20,6 +20,11 @@ import * as service from './subscribers.service.ts'
 import { auditContext } from '../audit/audit-context.ts'
 import * as store from './subscribers.store.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
+import { allows, SEES_PUSH_ENDPOINTS } from '../access/access.ts'
+import type { FastifyRequest } from 'fastify'
+
+/** Endpoints whole only for actors who may erase subscribers; masked for the others (issue 22). */
+const view = (request: FastifyRequest): service.SubscriberView => ({ endpoints: request.actor !== undefined && allows(request.actor, SEES_PUSH_ENDPOINTS) })
 
 const tags = ['subscribers']
 const security = [{ apiKey: [] }]
@@ -37,7 +42,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       querystring: ListSubscribersQuery,
       response: { 200: SubscriberList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => service.listSubscribers(ctx.db, request.project.id, request.query))
+  }, async (request) => service.listSubscribers(ctx.db, request.project.id, request.query, view(request)))
 
   // A static path: find-my-way prefers it to /:sid, and "counts" is never a sub_ id.
   app.get('/v1/subscribers/counts', {
@@ -55,7 +60,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'subscribers:read'),
     schema: { operationId: 'getSubscriber', tags, security, summary: 'Get one subscriber', params: SubscriberParams, response: { 200: Subscriber, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
-  }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid))
+  }, async (request) => service.getSubscriber(ctx.db, request.project.id, request.params.sid, view(request)))
 
   app.patch('/v1/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'subscribers:tags'),
@@ -69,7 +74,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       body: TagsPatchBody,
       response: { 200: Subscriber, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
-  }, async (request) => service.patchTags(ctx.db, auditContext(request), request.project.id, request.params.sid, request.body))
+  }, async (request) => service.patchTags(ctx.db, auditContext(request), request.project.id, request.params.sid, request.body, view(request)))
 
   app.patch('/v1/subscribers/by-external-id/:external_id', {
     onRequest: bearerAuth(ctx, 'subscribers:tags'),

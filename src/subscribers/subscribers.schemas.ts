@@ -102,7 +102,9 @@ export type UnsubscribeBody = Static<typeof UnsubscribeBody>
 
 export const Subscriber = Type.Object({
   id: Type.String({ description: 'sub_…' }),
-  endpoint: Type.String(),
+  endpoint: Type.String({
+    description: 'The push endpoint, whole only for owners, admins and API keys of scope full or subscribers (who may erase subscribers): it is a capability, anyone holding it can unsubscribe it. Others get it masked: the push service origin, "/…" and the last 6 characters (https://fcm.googleapis.com/…Ab3dE9); a masked value always contains "…".',
+  }),
   external_id: Type.Union([Type.String(), Type.Null()]),
   status: SubscriberStatus,
   push_service: PushService,

@@ -7,11 +7,15 @@ import * as store from './subscribers.store.ts'
 import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit, type AuditEntry } from '../audit/audit.store.ts'
+import { maskEndpoint } from '../access/masking.ts'
 
-function toSubscriber(row: store.SubscriberWithGroups): Subscriber {
+/** Whether the caller may see push endpoints whole (access.ts SEES_PUSH_ENDPOINTS); masked otherwise. */
+export interface SubscriberView { endpoints: boolean }
+
+function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Subscriber {
   return {
     id: row.id,
-    endpoint: row.endpoint,
+    endpoint: view.endpoints ? row.endpoint : maskEndpoint(row.endpoint),
     external_id: row.external_id,
     status: row.status,
     push_service: row.push_service,
@@ -36,6 +40,7 @@ export async function listSubscribers(
   db: Database,
   projectId: string,
   query: ListSubscribersQuery,
+  view: SubscriberView,
 ): Promise<{ subscribers: Subscriber[]; next_cursor: string | null }> {
   const limit = query.limit ?? PAGE_LIMIT_DEFAULT
   const { rows, next_cursor } = await readPage(limit, (n) =>
@@ -49,13 +54,13 @@ export async function listSubscribers(
       limit: n,
     }),
   )
-  return { subscribers: rows.map(toSubscriber), next_cursor }
+  return { subscribers: rows.map((row) => toSubscriber(row, view)), next_cursor }
 }
 
-export async function getSubscriber(db: Database, projectId: string, id: string): Promise<Subscriber> {
+export async function getSubscriber(db: Database, projectId: string, id: string, view: SubscriberView): Promise<Subscriber> {
   const row = isId('sub', id) ? await store.findSubscriber(db, projectId, id) : null
   if (!row) throw notFound(id)
-  return toSubscriber(row)
+  return toSubscriber(row, view)
 }
 
 // Erasures are recorded with what was erased: the subscriber's id, or the
@@ -105,7 +110,7 @@ function checkTagCounts(rows: Array<{ tag_count: number }>): void {
 }
 
 /** PATCH /v1/subscribers/:sid: replaces or merges its tags, answers the updated record. */
-export async function patchTags(db: Database, audit: AuditContext, projectId: string, id: string, body: TagsPatchBody): Promise<Subscriber> {
+export async function patchTags(db: Database, audit: AuditContext, projectId: string, id: string, body: TagsPatchBody, view: SubscriberView): Promise<Subscriber> {
   if (!isId('sub', id)) throw notFound(id)
   const row = await db.transaction(async (tx) => {
     const changed = await store.setTags(tx, projectId, { id }, body.tags, body.merge ?? false)
@@ -114,7 +119,7 @@ export async function patchTags(db: Database, audit: AuditContext, projectId: st
     await recordAudit(tx, tagsEntry(projectId, audit, { type: 'subscriber', id }, body, 1))
     return store.findSubscriber(tx, projectId, id)
   })
-  return toSubscriber(row!)
+  return toSubscriber(row!, view)
 }
 
 /**

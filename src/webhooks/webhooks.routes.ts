@@ -7,6 +7,8 @@ import { AppError } from '../platform/errors.ts'
 import { OutboundClient } from '../platform/outbound/http-client.ts'
 import { bearerAuth } from '../projects/project-auth.ts'
 import { auditContext } from '../audit/audit-context.ts'
+import { allows, SEES_WEBHOOK_URLS } from '../access/access.ts'
+import type { FastifyRequest } from 'fastify'
 
 import {
   CreatedWebhook,
@@ -30,11 +32,15 @@ import {
   removeWebhook,
   requireWebhook,
   rotateSecret,
+  type WebhookView,
 } from './webhooks.service.ts'
 import { sendTestEvent, TEST_EVENTS_PER_MINUTE } from './test-event.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 
 const tags = ['webhooks']
+
+/** URLs whole only for actors who may change webhooks; the origin for the others (issue 22). */
+const view = (request: FastifyRequest): WebhookView => ({ urls: request.actor !== undefined && allows(request.actor, SEES_WEBHOOK_URLS) })
 const security = [{ apiKey: [] }]
 
 export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
@@ -65,7 +71,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
   app.get(
     '/v1/webhooks',
     { onRequest: bearerAuth(ctx, 'webhooks:read'), schema: { operationId: 'listWebhooks', tags, security, summary: "List the project's webhook endpoints", querystring: ListWebhooksQuery, response: { 200: WebhookList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody } } },
-    async (request) => listWebhooks(ctx.db, request.project.id, request.query),
+    async (request) => listWebhooks(ctx.db, request.project.id, request.query, view(request)),
   )
 
   app.get(
@@ -74,7 +80,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
       onRequest: bearerAuth(ctx, 'webhooks:read'),
       schema: { operationId: 'getWebhook', tags, security, summary: 'Get a webhook endpoint, with its status and why it is disabled', params: WebhookParams, response: { 200: Webhook, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody } },
     },
-    async (request) => getWebhook(ctx.db, request.project.id, request.params.id),
+    async (request) => getWebhook(ctx.db, request.project.id, request.params.id, view(request)),
   )
 
   app.patch(
@@ -93,7 +99,7 @@ export function registerWebhooksRoutes(app: App, ctx: AppContext): void {
         response: { 200: Webhook, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
       },
     },
-    async (request) => changeWebhook(ctx.db, ctx.config, auditContext(request), request.project.id, request.params.id, request.body),
+    async (request) => changeWebhook(ctx.db, ctx.config, auditContext(request), request.project.id, request.params.id, request.body, view(request)),
   )
 
   app.delete(

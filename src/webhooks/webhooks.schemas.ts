@@ -32,7 +32,9 @@ export type CreatedWebhook = Static<typeof CreatedWebhook>
 
 export const Webhook = Type.Object({
   id: Type.String(),
-  url: Type.String(),
+  url: Type.String({
+    description: 'The endpoint URL, whole only for owners, admins and API keys of scope full or webhooks (who may change webhooks): its path or query may hold a secret. Others get the origin and "/…" (https://hooks.example.com/…); a masked value always contains "…".',
+  }),
   events: Type.Array(WebhookEvent),
   status: Type.Enum(['active', 'disabled'], { description: 'disabled: nothing is sent (see disabled_reason); PATCH { enabled: true } resumes' }),
   created_at: Type.Integer({ description: 'Unix ms' }),

@@ -36,6 +36,7 @@ import { listAttemptsPage } from './webhook-attempts.store.ts'
 import { retryWindowMs } from './retry-schedule.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
+import { maskWebhookUrl } from '../access/masking.ts'
 
 /**
  * A webhook URL in the audit log is its host only: the path or query of a
@@ -61,10 +62,13 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`
 }
 
-function webhookJson(row: WebhookRow): Webhook {
+/** Whether the caller may see webhook URLs whole (access.ts SEES_WEBHOOK_URLS); masked to the origin otherwise. */
+export interface WebhookView { urls: boolean }
+
+function webhookJson(row: WebhookRow, view: WebhookView): Webhook {
   return {
     id: row.id,
-    url: row.url,
+    url: view.urls ? row.url : maskWebhookUrl(row.url),
     events: row.events,
     status: row.status,
     created_at: row.created_at.getTime(),
@@ -80,8 +84,8 @@ export async function requireWebhook(db: Database, projectId: string, id: string
   return row
 }
 
-export async function getWebhook(db: Database, projectId: string, id: string): Promise<Webhook> {
-  return webhookJson(await requireWebhook(db, projectId, id))
+export async function getWebhook(db: Database, projectId: string, id: string, view: WebhookView): Promise<Webhook> {
+  return webhookJson(await requireWebhook(db, projectId, id), view)
 }
 
 /**
@@ -90,7 +94,7 @@ export async function getWebhook(db: Database, projectId: string, id: string): P
  * gives up on those whose retry window passed meanwhile and wakes the
  * dispatchers for the rest.
  */
-export async function changeWebhook(db: Database, config: Config, audit: AuditContext, projectId: string, id: string, body: UpdateWebhookBody): Promise<Webhook> {
+export async function changeWebhook(db: Database, config: Config, audit: AuditContext, projectId: string, id: string, body: UpdateWebhookBody, view: WebhookView): Promise<Webhook> {
   if (body.url !== undefined) {
     const refusal = await checkWebhookUrl(body.url, config)
     if (refusal) throw invalidField('url', refusal)
@@ -109,7 +113,7 @@ export async function changeWebhook(db: Database, config: Config, audit: AuditCo
     })
     return updateWebhook(tx, id, { url: body.url, events: body.events, enabled: body.enabled, disabledReason: DISABLED_BY_OWNER })
   })
-  return webhookJson(row)
+  return webhookJson(row, view)
 }
 
 export async function listDeliveryAttempts(db: Database, projectId: string, id: string, query: ListDeliveriesQuery): Promise<DeliveryAttemptList> {
@@ -166,10 +170,10 @@ export async function createWebhook(db: Database, config: Config, audit: AuditCo
   return { id: row.id, url: row.url, events: row.events, secret: row.secret }
 }
 
-export async function listWebhooks(db: Database, projectId: string, query: ListWebhooksQuery): Promise<WebhookList> {
+export async function listWebhooks(db: Database, projectId: string, query: ListWebhooksQuery, view: WebhookView): Promise<WebhookList> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE
   const { rows, next_cursor } = await readPage(limit, (n) => listWebhooksPage(db, projectId, n, query.cursor ?? null))
-  return { webhooks: rows.map(webhookJson), next_cursor }
+  return { webhooks: rows.map((row) => webhookJson(row, view)), next_cursor }
 }
 
 export async function removeWebhook(db: Database, audit: AuditContext, projectId: string, id: string): Promise<void> {

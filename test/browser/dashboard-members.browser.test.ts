@@ -165,6 +165,16 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
     expect(await db('SELECT id FROM broadcasts WHERE project_id = $1', [shop.id])).toEqual([])
   })
 
+  it('the viewer sees a subscriber\'s push endpoint in part, and is told why (issue 22)', async () => {
+    const id = await subscribe(herald.t, shop, { external_id: 'masked-1' })
+    const [{ endpoint }] = await db('SELECT endpoint FROM subscribers WHERE id = $1', [id]) as Array<{ endpoint: string }>
+    await viewer.goto(`${herald.url}/dashboard#/subscribers/${id}`)
+    await viewer.getByText('Shown in part: only owners and admins see a push endpoint whole.').waitFor()
+    const page = await viewer.content()
+    expect(page).toContain(`https://fcm.googleapis.com/…${endpoint.slice(-6)}`)
+    expect(page).not.toContain(endpoint)
+  })
+
   it('the owner changes the viewer to editor: the viewer\'s page then offers Compose', async () => {
     await owner.reload()
     await owner.getByRole('heading', { name: 'Members', level: 1 }).waitFor()

@@ -118,7 +118,10 @@ async function renderDetail(view, session, id, flash) {
         row('Status', statusBadge(subscriber.status)),
         row('External id', subscriber.external_id ?? '—'),
         row('Tags', tagList(subscriber.tags)),
-        row('Push endpoint', h('span', { class: 'mono break' }, subscriber.endpoint)),
+        // The API masks the endpoint (it can unsubscribe the browser) for those who may not erase subscribers.
+        row('Push endpoint', subscriber.endpoint.includes('…')
+          ? [h('span', { class: 'mono break' }, subscriber.endpoint), h('p', { class: 'hint' }, 'Shown in part: only owners and admins see a push endpoint whole.')]
+          : h('span', { class: 'mono break' }, subscriber.endpoint)),
         row('Subscribed', formatTime(subscriber.created_at)),
         row('Last seen', formatTime(subscriber.last_seen_at)),
       ),
