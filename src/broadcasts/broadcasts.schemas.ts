@@ -199,8 +199,8 @@ const Count = Type.Integer({ minimum: 0 })
 const PushServiceCounts = Type.Object({ delivered: Count, failed: Count, retrying: Count })
 
 const BroadcastProgress = {
-  pending: Type.Integer({ minimum: 0, description: 'Audience members not yet attempted (on a stopped broadcast: never attempted). delivered + failed + pending + retrying = audience.' }),
-  retrying: Type.Integer({ minimum: 0, description: 'Pushes waiting for a retry after a 429, a 5xx or no answer (on a stopped broadcast: whose retry was canceled).' }),
+  pending: Type.Integer({ minimum: 0, description: 'Audience members not yet attempted; once the broadcast is no longer sending (stopped or failed), every push that will not be sent, those whose retry was canceled included. delivered + failed + pending + retrying = audience.' }),
+  retrying: Type.Integer({ minimum: 0, description: 'Pushes waiting for a retry after a 429, a 5xx or no answer. Only a sending broadcast retries: 0 once it is stopped or failed.' }),
   failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count }, { description: 'failed by reason; the three add up to failed.' }),
   by_push_service: Type.Object(
     { fcm: PushServiceCounts, mozilla: PushServiceCounts, apple: PushServiceCounts, wns: PushServiceCounts, other: PushServiceCounts },

@@ -21,6 +21,14 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
   // The row keeps delivered + failed + retrying within audience (addOutcomes);
   // taking the larger anyway keeps the view's sum exact for any row.
   const audience = Math.max(row.audience, row.delivered + row.failed + row.retrying)
+  // Retries run only while a broadcast is sending: once it is stopped (or
+  // failed) nothing waits, so the pushes its retry jobs held are reported as
+  // not sent (pending) rather than waiting for a retry that never comes. The
+  // row keeps them in retrying: a batch in flight at the stop still takes its
+  // retried pushes out of it, and the month's ledger counts them as attempted.
+  const sending = row.status === 'sending'
+  const retrying = sending ? row.retrying : 0
+  const waiting = (count: number) => (sending ? count : 0)
   return {
     id: row.id,
     status: row.status,
@@ -40,15 +48,15 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
     // Every action of the notification, so a client reads 0 rather than a missing key.
     clicked_by_action: Object.fromEntries(row.actions.map((a) => [a.action, row.clicked_by_action[a.action] ?? 0])),
     dismissed: row.dismissed,
-    pending: audience - row.delivered - row.failed - row.retrying,
-    retrying: row.retrying,
+    pending: audience - row.delivered - row.failed - retrying,
+    retrying,
     failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable },
     by_push_service: {
-      fcm: { delivered: row.fcm_delivered, failed: row.fcm_failed, retrying: row.fcm_retrying },
-      mozilla: { delivered: row.mozilla_delivered, failed: row.mozilla_failed, retrying: row.mozilla_retrying },
-      apple: { delivered: row.apple_delivered, failed: row.apple_failed, retrying: row.apple_retrying },
-      wns: { delivered: row.wns_delivered, failed: row.wns_failed, retrying: row.wns_retrying },
-      other: { delivered: row.other_delivered, failed: row.other_failed, retrying: row.other_retrying },
+      fcm: { delivered: row.fcm_delivered, failed: row.fcm_failed, retrying: waiting(row.fcm_retrying) },
+      mozilla: { delivered: row.mozilla_delivered, failed: row.mozilla_failed, retrying: waiting(row.mozilla_retrying) },
+      apple: { delivered: row.apple_delivered, failed: row.apple_failed, retrying: waiting(row.apple_retrying) },
+      wns: { delivered: row.wns_delivered, failed: row.wns_failed, retrying: waiting(row.wns_retrying) },
+      other: { delivered: row.other_delivered, failed: row.other_failed, retrying: waiting(row.other_retrying) },
     },
     last_error: row.last_error_at
       ? {

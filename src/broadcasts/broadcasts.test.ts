@@ -253,6 +253,22 @@ describe('GET /v1/broadcasts/:id: progress', () => {
     await t.ctx.db.query(`DELETE FROM jobs WHERE payload ->> 'broadcast_id' = $1`, [id])
   })
 
+  it.each(['canceled', 'failed'] as const)('a %s broadcast shows nothing waiting for a retry: those pushes count as not sent (pending), by push service too', async (status) => {
+    const p = await t.project()
+    const id = await sendOk(p)
+    await t.ctx.db.query(
+      `UPDATE broadcasts SET status = $2, audience = 10, delivered = 5, failed = 1, retrying = 3, failed_gone = 1,
+              other_delivered = 5, other_failed = 1, fcm_retrying = 1, other_retrying = 2, started_at = now(), finished_at = now()
+        WHERE id = $1`,
+      [id, status],
+    )
+    const b = (await getBroadcast(t, p, id)).json()
+    expect(b).toMatchObject({ status, audience: 10, delivered: 5, failed: 1, retrying: 0, pending: 4 })
+    expect(Object.values(b.by_push_service)).toEqual(Array(5).fill(expect.objectContaining({ retrying: 0 })))
+    expect(b.by_push_service.other).toEqual({ delivered: 5, failed: 1, retrying: 0 })
+    expect((await list(p)).json().broadcasts.find((x: { id: string }) => x.id === id)).toEqual(b)
+  })
+
   it('a view never shows more pushed than the audience: pending is never negative, the sum is the audience', async () => {
     const p = await t.project()
     const id = await sendOk(p)
@@ -280,7 +296,7 @@ describe('POST /v1/broadcasts/:id/stop', () => {
     expect(again.json().error.code).toBe('broadcast_not_stoppable')
   })
 
-  it('stops a sending broadcast, keeping its counts; the month keeps the pushes attempted (retries waiting included)', async () => {
+  it('stops a sending broadcast, keeping its counts, with nothing left waiting for a retry; the month keeps the pushes attempted (retries waiting included)', async () => {
     const p = await t.project()
     await insertSubscribers(t.ctx.db, p.id, 10)
     const id = await sendOk(p)
@@ -290,7 +306,8 @@ describe('POST /v1/broadcasts/:id/stop', () => {
     )
     expect((await stop(p, id)).statusCode).toBe(200)
     expect((await getBroadcast(t, p, id)).json()).toMatchObject({
-      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 2, pending: 3, failures: { gone: 1, rejected: 0, unreachable: 0 },
+      // The two pushes that were waiting for a retry will not be sent: pending, not retrying (issue 22).
+      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 0, pending: 5, failures: { gone: 1, rejected: 0, unreachable: 0 },
     })
     expect(await usage(p.id)).toBe(7)
   })

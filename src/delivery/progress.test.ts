@@ -126,7 +126,7 @@ describe('progress of a fan-out', () => {
 })
 
 describe('stop with retries queued', () => {
-  it('the queued retry never goes: the push service gets nothing more, the broadcast stays canceled with its counts', async () => {
+  it('the queued retry never goes: nothing waits for a retry any more (API), the push service gets nothing more, the counts stay', async () => {
     const browsers = await bulkSubscribe(t.database.db, project.id, push, 4)
     for (const b of browsers) push.fail(b.endpoint, { status: 503 })
     const id = await send(t, project, { target: { type: 'all' }, notification })
@@ -138,8 +138,13 @@ describe('stop with retries queued', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ ok: true })
     const stopped = await view(t, project, id)
-    expect(stopped).toMatchObject({ status: 'canceled', audience: 4, delivered: 0, failed: 0, retrying: 4, pending: 0, next_attempt_at: null })
+    // After a stop nothing waits: the four pushes whose retry was queued are not sent (pending), on every push service too.
+    expect(stopped).toMatchObject({ status: 'canceled', audience: 4, delivered: 0, failed: 0, retrying: 0, pending: 4, next_attempt_at: null })
+    expect(Object.values(stopped.by_push_service).map((c) => c.retrying)).toEqual([0, 0, 0, 0, 0])
     expect(stopped.finished_at).toEqual(expect.any(Number))
+    // The list says the same as the broadcast's own view.
+    const listed = await t.app.inject({ method: 'GET', url: '/v1/broadcasts', headers: project.auth })
+    expect(listed.json().broadcasts.find((b: { id: string }) => b.id === id)).toMatchObject({ retrying: 0, pending: 4 })
 
     // The retry job comes due (within 2.25 s), finds the broadcast canceled, and ends without a push.
     await until('the retry job to have run', async () => (await jobsOf(t.database.db, id)) === 0, 15_000)

@@ -5,6 +5,9 @@
 // - `blackhole()` keeps connections open but swallows every byte both ways
 //   and leaves new ones unanswered (a host cut off from the network) until
 //   `heal()`, which then resets what was held, as TCP would once it gives up;
+// - `hold()` keeps connections open and forwards nothing either way, but keeps
+//   every byte and delivers it at `heal()`: a cut the link comes back from
+//   before TCP gives up (its retransmissions land late, in order);
 // - `blackholeMatching(text)` silences for good only the connections whose
 //   client has sent `text` (e.g. the one that ran LISTEN), leaving the others
 //   and new ones working: a connection the network killed without a word.
@@ -19,13 +22,15 @@ export interface TcpRelay {
   readonly connections: number
   reset(): void
   blackhole(): void
+  /** Forwards nothing until heal(), which then delivers every byte held, in order. */
+  hold(): void
   /** Silences for good the open connections whose client sent text (in its first 16 KB); returns how many. */
   blackholeMatching(text: string): number
   heal(): void
   close(): Promise<void>
 }
 
-type State = 'open' | 'refusing' | 'blackhole'
+type State = 'open' | 'refusing' | 'blackhole' | 'holding'
 
 /** What blackholeMatching() looks at: a connection's first bytes from its client. */
 const HEAD_BYTES = 16 * 1024
@@ -35,6 +40,11 @@ interface Pair {
   upstream: net.Socket | null
   head: string
   silenced: boolean
+  /** Bytes held while holding, each way, delivered at heal(). */
+  toUpstream: Buffer[]
+  toClient: Buffer[]
+  /** The server closed the connection during a hold: the client hears of it at heal(), after the bytes before it. */
+  upstreamClosed: boolean
 }
 
 export async function startTcpRelay(targetHost: string, targetPort: number): Promise<TcpRelay> {
@@ -48,13 +58,14 @@ export async function startTcpRelay(targetHost: string, targetPort: number): Pro
       client.destroy()
       return
     }
-    const pair: Pair = { client, upstream: null, head: '', silenced: false }
+    const pair: Pair = { client, upstream: null, head: '', silenced: false, toUpstream: [], toClient: [], upstreamClosed: false }
     pairs.add(pair)
     client.on('close', () => {
       pairs.delete(pair)
       pair.upstream?.destroy()
     })
     if (state === 'blackhole') return // held, never answered
+    // A connection opened during a hold: its first bytes are kept and sent on at heal, like the rest.
     connect(pair)
   })
 
@@ -64,13 +75,18 @@ export async function startTcpRelay(targetHost: string, targetPort: number): Pro
     const upstream = net.connect(targetPort, targetHost)
     pair.upstream = upstream
     upstream.on('error', () => client.destroy())
-    upstream.on('close', () => client.destroy())
+    upstream.on('close', () => {
+      if (state === 'holding') pair.upstreamClosed = true
+      else client.destroy()
+    })
     client.on('data', (chunk: Buffer) => {
       if (pair.head.length < HEAD_BYTES) pair.head += chunk.toString('latin1').slice(0, HEAD_BYTES - pair.head.length)
-      if (state !== 'blackhole' && !pair.silenced) upstream.write(chunk)
+      if (state === 'holding') pair.toUpstream.push(chunk)
+      else if (state !== 'blackhole' && !pair.silenced) upstream.write(chunk)
     })
-    upstream.on('data', (chunk) => {
-      if (state !== 'blackhole' && !pair.silenced) client.write(chunk)
+    upstream.on('data', (chunk: Buffer) => {
+      if (state === 'holding') pair.toClient.push(chunk)
+      else if (state !== 'blackhole' && !pair.silenced) client.write(chunk)
     })
   }
 
@@ -112,8 +128,18 @@ export async function startTcpRelay(targetHost: string, targetPort: number): Pro
       }
       return silenced
     },
+    hold() {
+      state = 'holding'
+    },
     heal() {
       if (state === 'blackhole') destroyAll()
+      if (state === 'holding') {
+        for (const pair of pairs) {
+          for (const chunk of pair.toUpstream.splice(0)) pair.upstream?.write(chunk)
+          for (const chunk of pair.toClient.splice(0)) pair.client.write(chunk)
+          if (pair.upstreamClosed) pair.client.end()
+        }
+      }
       state = 'open'
     },
     async close() {

@@ -56,7 +56,8 @@ export function progressDetails(b) {
   })
   return h('div', { class: 'progress-details', id: 'broadcast-progress' },
     h('div', { class: 'stats' },
-      stat('not yet attempted', b.pending, 'pending'),
+      // Once stopped (or failed) nothing more is sent: pending then holds every push that will not be, retries canceled included.
+      stat(b.status === 'canceled' || b.status === 'failed' ? 'not sent' : 'not yet attempted', b.pending, 'pending'),
       stat('waiting for a retry', b.retrying, 'retrying'),
     ),
     h('p', { class: 'failures', id: 'broadcast-failures' }, 'Failed by reason: ',
