@@ -1,7 +1,8 @@
 // The embedded database's equivalent of PostgreSQL's template database.
-// Opening an in-memory PGlite runs initdb every time (5-9 s of CPU on this
-// 2-core machine, and most test files open one or more); resuming a data
-// directory that already holds a cluster takes about 1 s. So a cluster is made
+// Opening an in-memory PGlite runs initdb every time (6-7 CPU seconds per
+// database on this 2-core machine, and most test files open one or more);
+// resuming a data directory that already holds a cluster takes 1-2 s
+// (docs/testing.md). So a cluster is made
 // once, migrated, and closed into a template directory, and each test database
 // is a copy of it, on tmpfs where there is one.
 //
