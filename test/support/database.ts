@@ -1,12 +1,13 @@
 // A fresh, migrated database per test file, in the storage mode the vitest
-// project names (HERALD_TEST_DB): an in-memory PGlite, or a PostgreSQL
-// database cloned from the template that global-setup.ts migrated once.
+// project names (HERALD_TEST_DB): a PGlite data directory copied from the
+// template embedded-template.ts made once, or a PostgreSQL database cloned
+// from the template that global-setup.ts migrated once.
 import { createHash, randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { openDatabase, type Database } from '../../src/platform/db/database.ts'
-import { migrate } from '../../src/platform/db/migrate.ts'
+import { openTemplateCopy } from './embedded-template.ts'
 
 export type TestDbMode = 'embedded' | 'postgres'
 /**
@@ -43,9 +44,8 @@ export interface TestDatabase {
  */
 export async function createTestDatabase({ migrated = true } = {}): Promise<TestDatabase> {
   if (testDbMode() === 'embedded') {
-    const db = await openDatabase({ databaseUrl: null, dataDir: null })
-    if (migrated) await migrate(db)
-    return { db, mode: 'embedded', url: null, drop: () => db.close() }
+    const { db, drop } = await openTemplateCopy(migrated)
+    return { db, mode: 'embedded', url: null, drop }
   }
   const serverUrl = process.env.DATABASE_URL
   if (!serverUrl) throw new Error('HERALD_TEST_DB=postgres needs DATABASE_URL')
