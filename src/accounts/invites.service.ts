@@ -8,7 +8,7 @@ import { AppError } from '../platform/errors.ts'
 import { newId } from '../platform/ids.ts'
 import type { Role } from '../access/access.ts'
 import { consumeInvite, findUsableInvite, insertInvite } from './invites.store.ts'
-import { hashPassword, passwordMatches } from './passwords.ts'
+import { checkNewPassword, hashPassword, passwordMatches } from './passwords.ts'
 import { normalizeEmail } from './sessions.service.ts'
 import { hashToken, isTokenShaped, newToken } from './tokens.ts'
 import { findMembership, findUserByEmail, putMembership, setPasswordHash, upsertUser } from './users.store.ts'
@@ -104,6 +104,7 @@ export async function acceptInvite(db: Database, token: string, password: string
   if (existing?.password_hash) {
     if (!(await passwordMatches(password, existing.password_hash))) throw new AppError('invalid_credentials', 'This email already has a password: give that password to accept the invite.')
   } else {
+    checkNewPassword(password, invite.email)
     newHash = await hashPassword(password)
   }
   return db.transaction(async (tx) => {

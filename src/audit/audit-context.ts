@@ -38,3 +38,9 @@ export function auditContext(request: FastifyRequest, actor: AuditActor | undefi
     userAgent: typeof agent === 'string' && agent !== '' ? agent.slice(0, USER_AGENT_MAX) : null,
   }
 }
+
+/** Where a request came from, without who: the account routes record the account itself as the actor (accounts/account-audit.ts). */
+export function requestContext(request: FastifyRequest): Omit<AuditContext, 'actor'> {
+  const agent = request.headers['user-agent']
+  return { ip: request.ip || null, userAgent: typeof agent === 'string' && agent !== '' ? agent.slice(0, USER_AGENT_MAX) : null }
+}
