@@ -1,5 +1,6 @@
-// /v1/session (sign in, who am I, switch project, sign out), /v1/sessions
-// (sign out everywhere) and the invite page's two calls. Sign-in and invites
+// /v1/session (sign in, who am I, switch project, sign out, change the
+// password), /v1/sessions (sign out everywhere) and the invite page's two
+// calls; the reset page's are in password-reset.routes.ts. Sign-in and invites
 // need no credentials; the rest need the session cookie, and those that
 // change something its CSRF token too (session-auth.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify'
