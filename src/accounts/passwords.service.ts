@@ -12,7 +12,7 @@ import { consumePasswordReset, endPasswordResets, findUsablePasswordReset, inser
 import { checkNewPassword, hashPassword, passwordMatches } from './passwords.ts'
 import type { LiveSession } from './session-auth.ts'
 import { deleteUserSessions, insertSession } from './sessions.store.ts'
-import { describeSession, normalizeEmail, type SessionView } from './sessions.service.ts'
+import { describeSession, normalizeEmail, type RequestContext, type SessionView } from './sessions.service.ts'
 import { hashToken, isTokenShaped, newToken } from './tokens.ts'
 import { findUserByEmail, findUserById, setPasswordHash } from './users.store.ts'
 
@@ -23,8 +23,6 @@ import { findUserByEmail, findUserById, setPasswordHash } from './users.store.ts
  * existing account, so it lives as short as is practical.
  */
 export const PASSWORD_RESET_LIFETIME_MS = 60 * 60_000
-
-type RequestContext = Omit<AuditContext, 'actor'>
 
 /**
  * Sets a new password after checking the current one (401 invalid_credentials
@@ -53,7 +51,7 @@ export async function changePassword(
     const count = await deleteUserSessions(tx, user.id)
     await insertSession(tx, renewed)
     await endPasswordResets(tx, user.id, now)
-    await recordAccountEvent(tx, context, user.id, 'account.password_change', { other_sessions_ended: count - 1 })
+    await recordAccountEvent(tx, context, user.id, 'account.password_change', { other_sessions_ended: Math.max(0, count - 1) })
   })
   return { id: token, view: await describeSession(db, { ...renewed, id: token, email: user.email }) }
 }

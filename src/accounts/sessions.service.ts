@@ -66,7 +66,7 @@ export async function signIn(
   if (!user) throw new AppError('invalid_credentials')
   if (!ok) {
     // Someone tried this account's password: its projects' owners see when and from where.
-    await recordAccountEvent(db, context, user.id, 'session.sign_in_failed')
+    await db.transaction((tx) => recordAccountEvent(tx, context, user.id, 'session.sign_in_failed'))
     throw new AppError('invalid_credentials')
   }
   const memberships = await listUserMemberships(db, user.id)
