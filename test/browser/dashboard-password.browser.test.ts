@@ -3,7 +3,8 @@
 // nobody is signed out), and their other browser is signed out at its next
 // request while this one goes on; the operator's reset link sets a new
 // password on its page, refuses a weak one in words, and cannot be used
-// twice. Each page at 1280 and 390 px, none wider than the screen.
+// twice. Each page at 1280 and 390 px, none wider than the screen. Removing
+// a member who made an API key names the key that still works.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems } from '../support/browser.ts'
@@ -133,6 +134,25 @@ describe.skipIf(!browserAvailable)('password change and reset in the dashboard, 
       await again.getByRole('alert').filter({ hasText: 'unknown, already used or expired' }).waitFor()
       await fitsWidth(again, viewport.width, `used link at ${viewport.width}`)
     }
+    expect(problems).toEqual([])
+  })
+
+  it('Members: removing a member who made an API key says which of their keys still work', async () => {
+    const adaId = await addMember(herald.t, shop.id, 'ada@example.com', 'admin')
+    const ada = await herald.t.app.inject({ method: 'POST', url: '/v1/session', payload: { email: 'ada@example.com', password: PASSWORD } })
+    const adaHeaders = { cookie: `herald_session=${/herald_session=([^;]*)/.exec(String(ada.headers['set-cookie']))![1]}`, 'x-csrf-token': ada.json().csrf_token }
+    const key = (await herald.t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: adaHeaders, payload: { name: 'Ada deploy' } })).json()
+
+    const page = await (await browser.newContext({ viewport: DESKTOP })).newPage()
+    recordPageProblems(page, problems)
+    await signIn(page, herald.url, 'ann@example.com', `${NEW_PASSWORD} again`)
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Members', exact: true }).click()
+    const row = page.locator(`tr[data-user-id="${adaId}"]`)
+    await row.getByRole('button', { name: 'Remove' }).click()
+    await row.getByRole('button', { name: 'Yes, remove' }).click()
+    const message = page.getByRole('status').filter({ hasText: 'ada@example.com removed.' })
+    await message.waitFor()
+    expect(await message.textContent()).toContain(`Ada deploy (${key.prefix}…)`)
     expect(problems).toEqual([])
   })
 })
