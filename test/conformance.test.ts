@@ -1028,6 +1028,7 @@ describe('decisions.md §2: operator API', () => {
       scope: 'full',
       created_at: expect.any(Number),
       last_used_at: null,
+      created_by: { type: 'operator', id: null, email: null },
     })
     const key = res.json()
     const second = { id: p.id, apiKey: key.api_key, auth: { authorization: `Bearer ${key.api_key}` } }

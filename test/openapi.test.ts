@@ -53,6 +53,8 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /v1/api-keys': 'listApiKeys', 'POST /v1/api-keys': 'createApiKey', 'DELETE /v1/api-keys/{id}': 'revokeApiKey',
   'POST /v1/session': 'signIn', 'GET /v1/session': 'getSession', 'PATCH /v1/session': 'switchProject',
   'DELETE /v1/session': 'signOut', 'DELETE /v1/sessions': 'signOutEverywhere',
+  'POST /v1/session/password': 'changePassword', 'POST /admin/v1/users/password-reset': 'createPasswordResetLink',
+  'POST /v1/password-reset/inspect': 'inspectPasswordReset', 'POST /v1/password-reset': 'resetPassword',
   'POST /v1/invites/inspect': 'inspectInvite', 'POST /v1/invites/accept': 'acceptInvite',
   'GET /v1/members': 'listMembers', 'POST /v1/members/invites': 'createInvite', 'DELETE /v1/members/invites/{id}': 'revokeInvite',
   'PATCH /v1/members/{user_id}': 'changeMemberRole', 'DELETE /v1/members/{user_id}': 'removeMember',
@@ -138,6 +140,7 @@ describe('every operation of /openapi.json', () => {
 
   it('the public operations declare security: [] (no credential is needed)', () => {
     const publicOps = ['GET /healthz', 'GET /readyz', 'POST /v1/session', 'POST /v1/invites/inspect', 'POST /v1/invites/accept',
+      'POST /v1/password-reset/inspect', 'POST /v1/password-reset',
       'POST /v1/subscribe', 'POST /v1/unsubscribe', 'POST /v1/events', 'GET /v1/vapid-public-key',
       'GET /v1/notifications/{broadcast_id}', 'GET /c/{token}', 'GET /icons/{file}']
     const byName = new Map(operations.map(({ name, op }) => [name, op]))

@@ -75,3 +75,31 @@ export const MemberList = Type.Object({
 export const MemberParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }) })
 export const InviteParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
 export const RoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false })
+
+export const ChangePasswordBody = Type.Object(
+  {
+    current_password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }),
+    new_password: Type.String({ ...NewPassword, description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters; not the email, not a very common password (400 weak_password).` }),
+  },
+  { additionalProperties: false },
+)
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>
+
+export const PasswordResetBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 128, description: 'The token at the end of the reset link.' }), password: NewPassword },
+  { additionalProperties: false },
+)
+export const PasswordResetTokenBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 128, description: 'The token at the end of the reset link.' }) },
+  { additionalProperties: false },
+)
+export const PasswordResetView = Type.Object({ email: Type.String(), expires_at: Type.Integer({ description: 'Unix ms' }) })
+export const PasswordResetDone = Type.Object({ ok: Type.Literal(true), email: Type.String({ description: 'Sign in with it and the new password.' }) })
+
+export const CreatePasswordResetBody = Type.Object({ email: Email }, { additionalProperties: false })
+export const CreatedPasswordReset = Type.Object({
+  user_id: Type.String(),
+  email: Type.String(),
+  reset_url: Type.String({ description: 'Shown once; valid one hour, for one use. Using it ends every session of the account.' }),
+  expires_at: Type.Integer({ description: 'Unix ms' }),
+})

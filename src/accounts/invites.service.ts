@@ -10,7 +10,7 @@ import { AppError } from '../platform/errors.ts'
 import { newId } from '../platform/ids.ts'
 import type { Role } from '../access/access.ts'
 import { consumeInvite, findUsableInvite, insertInvite, revokeOpenInvitesForEmail } from './invites.store.ts'
-import { hashPassword } from './passwords.ts'
+import { checkNewPassword, hashPassword } from './passwords.ts'
 import { normalizeEmail } from './sessions.service.ts'
 import { hashToken, isTokenShaped, newToken } from './tokens.ts'
 import { findMembershipByEmail, findUserByEmail, findUserById, insertMembership, setFirstPassword, upsertUser } from './users.store.ts'
@@ -123,6 +123,7 @@ export async function acceptInvite(
   if ('password' in how) {
     const existing = await findUserByEmail(db, invite.email)
     if (existing?.password_hash) throw new AppError('invite_sign_in_required')
+    checkNewPassword(how.password, invite.email)
     newHash = await hashPassword(how.password)
   } else {
     const user = await findUserById(db, how.userId)

@@ -1,6 +1,6 @@
 // A project's members as its owners manage them: the list (with open
 // invites), role changes and removals. A project always keeps one owner.
-import type { Database } from '../platform/db/database.ts'
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import type { Role } from '../access/access.ts'
 import { listOpenInvites, revokeInvite, revokeOpenInvitesBy, revokeOpenInvitesForEmail } from './invites.store.ts'
@@ -44,12 +44,18 @@ export async function changeRole(db: Database, audit: AuditContext, projectId: s
 
 /**
  * Removes a member (their sessions lose the project at once); 409 last_owner
- * for the only owner. Every open invite for their email to the project, and
- * every one they made, is revoked with it: no link left in a chat brings them
- * (or a second address of theirs) back.
+ * for the only owner. `keysMadeBy` (projects/, which owns API keys) lists the
+ * member's keys that still work: they keep working, and the entry and the
+ * answer name them so an owner can revoke them (docs/decisions.md).
  */
-export async function removeMember(db: Database, audit: AuditContext, projectId: string, userId: string): Promise<void> {
-  await db.transaction(async (tx) => {
+export async function removeMember<K extends { id: string }>(
+  db: Database,
+  audit: AuditContext,
+  projectId: string,
+  userId: string,
+  keysMadeBy: (tx: Queryable) => Promise<K[]> = async () => [],
+): Promise<K[]> {
+  return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, projectId)
     const member = await findMembership(tx, projectId, userId)
     if (!member) throw new AppError('member_not_found')
@@ -57,7 +63,9 @@ export async function removeMember(db: Database, audit: AuditContext, projectId:
     await deleteMembership(tx, projectId, userId)
     const now = new Date()
     const invitesRevoked = (await revokeOpenInvitesForEmail(tx, projectId, member.email, now)) + (await revokeOpenInvitesBy(tx, projectId, userId, now))
-    await recordAudit(tx, { projectId, context: audit, action: 'member.remove', target: { type: 'user', id: userId }, details: { email: member.email, role: member.role, invites_revoked: invitesRevoked } })
+    const keys = await keysMadeBy(tx)
+    await recordAudit(tx, { projectId, context: audit, action: 'member.remove', target: { type: 'user', id: userId }, details: { email: member.email, role: member.role, invites_revoked: invitesRevoked, active_api_keys: keys.map((k) => k.id) } })
+    return keys
   })
 }
 

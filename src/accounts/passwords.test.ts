@@ -2,9 +2,9 @@
 // clear, a wrong password refused, and sign-in taking as long for an unknown
 // email as for a known one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../../test/support/app.ts'
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../../test/support/app.ts'
 import { addMember, PASSWORD } from '../../test/support/members.ts'
-import { hashPassword, passwordMatches, SCRYPT_PARAMS } from './passwords.ts'
+import { hashPassword, passwordMatches, passwordProblem, SCRYPT_PARAMS } from './passwords.ts'
 
 describe('hashPassword / passwordMatches', () => {
   it('stores scrypt with its parameters and a fresh salt each time', async () => {
@@ -22,6 +22,25 @@ describe('hashPassword / passwordMatches', () => {
     expect(await passwordMatches(`${PASSWORD} `, stored)).toBe(false)
     expect(await passwordMatches(PASSWORD, 'plain')).toBe(false)
     expect(await passwordMatches(PASSWORD, stored.replace(/\$[^$]+$/, '$AAAA'))).toBe(false)
+  })
+})
+
+describe('passwordProblem: the rule for a new password (issue 22)', () => {
+  const email = 'carol.smith@example.com'
+  it('refuses the email, its name part with only digits or symbols around it, common passwords and too few distinct characters', () => {
+    for (const weak of [
+      'carol.smith@example.com', 'Carol.Smith@Example.com', 'carol.smith', 'carol.smith2024', '!!carol.smith!!',
+      'password123', 'Password123', 'pass word 123', 'QWERTYUIOP', '1234567890', 'aaaaaaaaaaaa', 'abababababab', 'abcabcabcabc',
+    ]) expect(passwordProblem(weak, email), weak).not.toBeNull()
+  })
+  it('refuses fewer than 10 or more than 256 characters, counted as characters (not bytes)', () => {
+    expect(passwordProblem('Tr0ub4dor', email)).toMatch(/at least 10/)
+    expect(passwordProblem('x'.repeat(200) + 'y'.repeat(57), email)).toMatch(/at most 256/)
+    expect(passwordProblem('ünïcödé-pässwörd', email)).toBeNull()
+    expect(passwordProblem('é'.repeat(5) + 'abcde', email)).toBeNull()
+  })
+  it('accepts a passphrase, one that merely contains the name among words, and a random string', () => {
+    for (const fine of [PASSWORD, 'carol likes long walks', 'x7#Lq9!vPz2m', 'tr0ub4dour&3 horse']) expect(passwordProblem(fine, email), fine).toBeNull()
   })
 })
 
@@ -59,5 +78,16 @@ describe('in the database and over HTTP', () => {
     }
     // Without the dummy check an unknown email answers in a millisecond or two; scrypt takes tens.
     expect(median(unknown)).toBeGreaterThan(median(known) * 0.5)
+  })
+
+  it('accepting an invite as a new user applies the same rule: 400 weak_password, and the invite stays open', async () => {
+    const p = await t.project()
+    const invite = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${p.id}/members`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { email: 'erin@example.com', role: 'viewer' } })
+    const token = invite.json().invite_url.split('/').pop()
+    const weak = await t.app.inject({ method: 'POST', url: '/v1/invites/accept', payload: { token, password: 'erin@example.com' }, headers: { 'x-forwarded-for': '10.1.1.1' } })
+    expect(weak.statusCode).toBe(400)
+    expect(weak.json().error.code).toBe('weak_password')
+    const fine = await t.app.inject({ method: 'POST', url: '/v1/invites/accept', payload: { token, password: PASSWORD }, headers: { 'x-forwarded-for': '10.1.1.1' } })
+    expect(fine.statusCode).toBe(200)
   })
 })

@@ -4,6 +4,8 @@
 // raised later and old hashes still verify. A password is never stored or
 // logged in clear.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
+import { AppError } from '../platform/errors.ts'
+import { COMMON_PASSWORDS } from './common-passwords.ts'
 
 /**
  * N = 2^15, r = 8, p = 1: 128 * N * r = 32 MiB of memory per hash, about
@@ -58,4 +60,39 @@ export async function spendPasswordCheck(password: string): Promise<false> {
   dummyHash ??= hashPassword(randomBytes(16).toString('hex'))
   await passwordMatches(password, await dummyHash)
   return false
+}
+
+/** Fewer distinct characters than this ("aaaaaaaaaa", "ababababab") is no password whatever its length. */
+const MIN_DISTINCT_CHARACTERS = 4
+
+/**
+ * Why `password` may not become the password of `email`, or null when it may.
+ * The length bounds are the schema's (10 characters: NIST SP 800-63B's floor
+ * for a password chosen without other rules is 8; 256: the scrypt work per
+ * check stays flat); this adds what a guesser tries first: the email or its
+ * name part, very common passwords (common-passwords.ts) and a handful of
+ * characters repeated. No composition rules (a digit, a symbol): they make
+ * passwords harder to remember, not to guess (SP 800-63B 3.1.1.2).
+ */
+export function passwordProblem(password: string, email: string): string | null {
+  const plain = password.normalize('NFC')
+  if ([...plain].length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters`
+  if ([...plain].length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters`
+  const folded = plain.toLowerCase().replace(/\s+/g, '')
+  const address = email.trim().toLowerCase()
+  const name = address.slice(0, address.indexOf('@'))
+  // The name part with only digits or symbols around it ("carol.smith2024!") is as guessable as the name.
+  const rest = name.length >= 3 ? folded.replace(name, '') : folded
+  if (folded === address || folded === name || (rest !== folded && /^[^\p{L}]*$/u.test(rest))) {
+    return 'must not be your email address or contain its name part'
+  }
+  if (COMMON_PASSWORDS.has(folded)) return 'is one of the most common passwords; choose another'
+  if (new Set(folded).size < MIN_DISTINCT_CHARACTERS) return `must have at least ${MIN_DISTINCT_CHARACTERS} different characters`
+  return null
+}
+
+/** Throws 400 weak_password (issues: the field) when passwordProblem finds one. */
+export function checkNewPassword(password: string, email: string, field = 'password'): void {
+  const problem = passwordProblem(password, email)
+  if (problem) throw new AppError('weak_password', `The new password ${problem}.`, { issues: [{ path: field, message: problem }] })
 }

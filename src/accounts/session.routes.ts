@@ -1,18 +1,30 @@
-// /v1/session (sign in, who am I, switch project, sign out), /v1/sessions
-// (sign out everywhere) and the invite page's two calls. Sign-in and invites
+// /v1/session (sign in, who am I, switch project, sign out, change the
+// password), /v1/sessions (sign out everywhere) and the invite page's two
+// calls; the reset page's are in password-reset.routes.ts. Sign-in and invites
 // need no credentials; the rest need the session cookie, and those that
 // change something its CSRF token too (session-auth.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
-import { AcceptedInvite, AcceptInviteBody, InviteView, SessionView, SignInBody, SwitchProjectBody, TokenBody } from './accounts.schemas.ts'
+import { AcceptedInvite, AcceptInviteBody, ChangePasswordBody, InviteView, SessionView, SignInBody, SwitchProjectBody, TokenBody } from './accounts.schemas.ts'
 import { acceptInvite, inspectInvite } from './invites.service.ts'
 import { countAttempt } from './login-limit.ts'
 import { authenticateSession, type LiveSession } from './session-auth.ts'
 import { clearSessionCookie, setSessionCookie } from './session-cookie.ts'
 import { describeSession, normalizeEmail, signIn, signOut, signOutEverywhere, switchProject } from './sessions.service.ts'
+import { changePassword } from './passwords.service.ts'
+import { registerPasswordResetRoutes } from './password-reset.routes.ts'
 import { requestOrigin } from '../audit/audit-context.ts'
+
+/**
+ * Answers that carry the CSRF token (the session's views) must not be kept by
+ * a browser's or a proxy's cache: a shared or back-button copy would hand the
+ * token, and who is signed in, to the next reader.
+ */
+function noStore(reply: FastifyReply): void {
+  reply.header('Cache-Control', 'no-store')
+}
 
 const tags = ['session']
 const security = [{ session: [] }]
@@ -50,8 +62,9 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
       response: { 200: SessionView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody },
     },
   }, async (request, reply) => {
+    noStore(reply)
     await countAttempt(ctx, request, reply, normalizeEmail(request.body.email))
-    const { id, view } = await signIn(db, config, request.body)
+    const { id, view } = await signIn(db, config, requestOrigin(request), request.body)
     setSessionCookie(reply, config, id, new Date(view.expires_at))
     return view
   })
@@ -59,7 +72,10 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
   app.get('/v1/session', {
     onRequest: session,
     schema: { operationId: 'getSession', tags, security, summary: 'Who is signed in: the user, the current project and role, every project, the CSRF token', response: { 200: SessionView, 401: ErrorBody } },
-  }, async (request) => describeSession(db, request.session!))
+  }, async (request, reply) => {
+    noStore(reply)
+    return describeSession(db, request.session!)
+  })
 
   app.patch('/v1/session', {
     onRequest: session,
@@ -72,13 +88,36 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
       body: SwitchProjectBody,
       response: { 200: SessionView, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
     },
-  }, async (request) => switchProject(db, request.session!, request.body.project))
+  }, async (request, reply) => {
+    noStore(reply)
+    return switchProject(db, request.session!, request.body.project)
+  })
+
+  app.post('/v1/session/password', {
+    onRequest: session,
+    schema: {
+      operationId: 'changePassword',
+      tags,
+      security,
+      summary: 'Change the password, giving the current one',
+      description:
+        'Ends every other session of the account and renews this one: the answer sets a new session cookie and carries a new CSRF token. A wrong current password is 401 invalid_credentials and counts against the sign-in limits (429 rate_limited, Retry-After); a new password that is too easy to guess is 400 weak_password.',
+      body: ChangePasswordBody,
+      response: { 200: SessionView, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request, reply) => {
+    noStore(reply)
+    await countAttempt(ctx, request, reply, request.session!.email)
+    const { id, view } = await changePassword(db, requestOrigin(request), request.session!, request.body)
+    setSessionCookie(reply, config, id, new Date(view.expires_at))
+    return view
+  })
 
   app.delete('/v1/session', {
     onRequest: session,
     schema: { operationId: 'signOut', tags, security, summary: 'Sign out this session', response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
   }, async (request, reply) => {
-    await signOut(db, request.session!)
+    await signOut(db, requestOrigin(request), request.session!)
     clearSessionCookie(reply, config)
     return { ok: true as const }
   })
@@ -87,7 +126,7 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
     onRequest: session,
     schema: { operationId: 'signOutEverywhere', tags, security, summary: "Sign out everywhere: end every session of the signed-in user", response: { 200: Ok, 401: ErrorBody, 403: ErrorBody } },
   }, async (request, reply) => {
-    await signOutEverywhere(db, request.session!)
+    await signOutEverywhere(db, requestOrigin(request), request.session!)
     clearSessionCookie(reply, config)
     return { ok: true as const }
   })
@@ -124,4 +163,6 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
     const how = password === undefined ? { userId: (await authenticateSession(db, config, request)).user_id } : { password }
     return { ok: true as const, ...(await acceptInvite(db, requestOrigin(request), token, how)) }
   })
+
+  registerPasswordResetRoutes(app, ctx)
 }

@@ -10,6 +10,11 @@ import type { LiveSession } from './session-auth.ts'
 import { deleteDeadSessions, deleteSession, deleteUserSessions, insertSession, setSessionProject } from './sessions.store.ts'
 import { csrfTokenFor, newToken } from './tokens.ts'
 import { findUserByEmail, listUserMemberships } from './users.store.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAccountEvent } from './account-audit.ts'
+
+/** Where a request came from, for the audit entries about the account (the actor is the account itself). */
+export type RequestContext = Omit<AuditContext, 'actor'>
 
 export interface SessionView {
   user: { id: string; email: string }
@@ -53,11 +58,17 @@ export function describeSession(db: Database, session: LiveSession): Promise<Ses
 export async function signIn(
   db: Database,
   config: Pick<Config, 'sessionIdleMs' | 'sessionMaxMs'>,
+  context: RequestContext,
   input: { email: string; password: string; project?: string },
 ): Promise<{ id: string; view: SessionView }> {
   const user = await findUserByEmail(db, normalizeEmail(input.email))
   const ok = user?.password_hash ? await passwordMatches(input.password, user.password_hash) : await spendPasswordCheck(input.password)
-  if (!user || !ok) throw new AppError('invalid_credentials')
+  if (!user) throw new AppError('invalid_credentials')
+  if (!ok) {
+    // Someone tried this account's password: its projects' owners see when and from where.
+    await db.transaction((tx) => recordAccountEvent(tx, context, user.id, 'session.sign_in_failed'))
+    throw new AppError('invalid_credentials')
+  }
   const memberships = await listUserMemberships(db, user.id)
   const chosen = input.project === undefined ? memberships[0] : memberships.find((m) => m.project_id === input.project)
   // A project the user is not a member of looks like one that does not exist.
@@ -72,8 +83,11 @@ export async function signIn(
     last_seen_at: now,
     expires_at: new Date(now.getTime() + config.sessionMaxMs),
   }
-  await deleteDeadSessions(db, user.id, now, config.sessionIdleMs)
-  await insertSession(db, session)
+  await db.transaction(async (tx) => {
+    await deleteDeadSessions(tx, user.id, now, config.sessionIdleMs)
+    await insertSession(tx, session)
+    await recordAccountEvent(tx, context, user.id, 'session.sign_in')
+  })
   return { id: token, view: await view(db, { ...session, id: token, email: user.email }) }
 }
 
@@ -85,11 +99,18 @@ export async function switchProject(db: Database, session: LiveSession, projectI
   return view(db, { ...session, project_id: projectId })
 }
 
-export async function signOut(db: Database, session: LiveSession): Promise<void> {
-  await deleteSession(db, session.id_hash)
+export async function signOut(db: Database, context: RequestContext, session: LiveSession): Promise<void> {
+  await db.transaction(async (tx) => {
+    await deleteSession(tx, session.id_hash)
+    await recordAccountEvent(tx, context, session.user_id, 'session.sign_out')
+  })
 }
 
 /** Ends every session of the user, this one included; returns how many. */
-export function signOutEverywhere(db: Database, session: LiveSession): Promise<number> {
-  return deleteUserSessions(db, session.user_id)
+export function signOutEverywhere(db: Database, context: RequestContext, session: LiveSession): Promise<number> {
+  return db.transaction(async (tx) => {
+    const count = await deleteUserSessions(tx, session.user_id)
+    await recordAccountEvent(tx, context, session.user_id, 'session.sign_out_everywhere', { sessions_ended: count })
+    return count
+  })
 }

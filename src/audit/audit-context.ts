@@ -37,7 +37,7 @@ export function auditContext(request: FastifyRequest, actor: AuditActor | undefi
   }
 }
 
-/** Where a request came from, for a service that learns the actor itself (accepting an invite: the user is known only once it joins). */
+/** Where a request came from, for a service that learns the actor itself: accepting an invite (the user is known only once it joins), the account routes (accounts/account-audit.ts records the account as the actor). */
 export function requestOrigin(request: FastifyRequest): Omit<AuditContext, 'actor'> {
   const agent = request.headers['user-agent']
   return {

@@ -31,6 +31,13 @@ export const AUDIT_ACTIONS = [
   'member.remove',
   'invite.revoke',
   'project.update',
+  'session.sign_in',
+  'session.sign_in_failed',
+  'session.sign_out',
+  'session.sign_out_everywhere',
+  'account.password_change',
+  'account.password_reset_link',
+  'account.password_reset',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

@@ -31,7 +31,8 @@ import {
   updateProjectSettings,
 } from './admin.service.ts'
 import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
-import { CreatedInvite, InviteBody } from '../accounts/accounts.schemas.ts'
+import { CreatedInvite, CreatedPasswordReset, CreatePasswordResetBody, InviteBody } from '../accounts/accounts.schemas.ts'
+import { createPasswordReset } from '../accounts/passwords.service.ts'
 import { createInvite } from '../accounts/invites.service.ts'
 import { auditContext, OPERATOR } from '../audit/audit-context.ts'
 
@@ -129,5 +130,23 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
     },
     async (request, reply) =>
       reply.code(201).send(await createInvite(db, config, auditContext(request, OPERATOR), { projectId: request.params.id, email: request.body.email, role: request.body.role, invitedBy: null })),
+  )
+
+  app.post(
+    '/admin/v1/users/password-reset',
+    {
+      onRequest,
+      schema: {
+        operationId: 'createPasswordResetLink',
+        tags,
+        security,
+        summary: 'Make a password reset link for an account: single use, valid one hour',
+        description:
+          'No e-mail is sent: hand the link to its owner. It ends the account\'s earlier links; using it sets a new password and ends every session of the account. An email with no account is 404 user_not_found.',
+        body: CreatePasswordResetBody,
+        response: { 201: CreatedPasswordReset, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await createPasswordReset(db, config, auditContext(request, OPERATOR), request.body.email)),
   )
 }

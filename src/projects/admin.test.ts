@@ -334,7 +334,7 @@ describe('API keys', () => {
     const add = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${created.id}/api-keys`, headers: admin, payload: { name: 'ci' } })
     expect(add.statusCode).toBe(201)
     const key = add.json()
-    const shown = { name: 'ci', prefix: key.api_key.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null }
+    const shown = { name: 'ci', prefix: key.api_key.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null, created_by: { type: 'operator', id: null, email: null } }
     expect(key).toEqual({ id: expect.stringMatching(/^key_/), ...shown, api_key: expect.stringMatching(/^hk_live_[0-9A-Za-z]{32}$/) })
     expect((await probeWith(key.api_key)).statusCode).toBe(200)
 
@@ -342,9 +342,9 @@ describe('API keys', () => {
     expect(list.statusCode).toBe(200)
     expect(list.json()).toEqual({
       api_keys: [
-        { id: expect.stringMatching(/^key_/), name: 'default', prefix: created.api_key.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null, revoked_at: null },
+        { id: expect.stringMatching(/^key_/), name: 'default', prefix: created.api_key.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null, created_by: { type: 'operator', id: null, email: null }, revoked_at: null },
         // Used once (the probe above): last_used_at is set.
-        { id: key.id, name: 'ci', prefix: key.prefix, scope: 'full', created_at: expect.any(Number), last_used_at: expect.any(Number), revoked_at: null },
+        { id: key.id, name: 'ci', prefix: key.prefix, scope: 'full', created_at: expect.any(Number), last_used_at: expect.any(Number), created_by: { type: 'operator', id: null, email: null }, revoked_at: null },
       ],
     })
     expect(list.body).not.toContain('hash')

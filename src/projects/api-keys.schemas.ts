@@ -27,6 +27,17 @@ const keyFields = {
   scope: KeyScopeSchema,
   created_at: Type.Integer({ description: 'Unix ms' }),
   last_used_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms, to the minute (written at most once a minute); null before the first use' }),
+  created_by: Type.Union(
+    [
+      Type.Object({
+        type: Type.Enum(['user', 'key', 'operator'], { description: "user: a member's session; key: a full API key; operator: the operator API or the herald CLI" }),
+        id: Type.Union([Type.String(), Type.Null()], { description: 'usr_… or key_…; null for the operator' }),
+        email: Type.Union([Type.String(), Type.Null()], { description: "The member's email when a member made it" }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'Who made the key. It keeps working when that member leaves the project (it belongs to the integration); null for keys made before Herald recorded this.' },
+  ),
 }
 
 /** A key as lists show it: never the key, its hash or its whole lookup prefix. */
@@ -43,3 +54,9 @@ export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKeyView, { descr
 export type ApiKeyList = Static<typeof ApiKeyList>
 
 export const ApiKeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'key_…' }) })
+
+/** DELETE /v1/members/:user_id: the removed member's keys that still work (they are not revoked by the removal). */
+export const RemovedMember = Type.Object({
+  ok: Type.Literal(true),
+  active_api_keys: Type.Array(ApiKeyView, { description: 'Keys the removed member made that still work, oldest first: revoke those the project no longer needs (DELETE /v1/api-keys/:id).' }),
+})

@@ -19,7 +19,14 @@ export function apiKeyJson(row: ApiKeyRow): ApiKeyView {
     scope: row.scope,
     created_at: row.created_at.getTime(),
     last_used_at: row.last_used_at ? row.last_used_at.getTime() : null,
+    created_by: createdBy(row),
   }
+}
+
+/** Who made the key, as the views show it; null when nobody recorded it (keys older than migration 0018). */
+function createdBy(row: ApiKeyRow): ApiKeyView['created_by'] {
+  if (!row.created_by_type) return null
+  return { type: row.created_by_type, id: row.created_by_id, email: row.created_by_email ?? null }
 }
 
 /**
@@ -31,7 +38,8 @@ export async function createKey(db: Database, audit: AuditContext, projectId: st
   const name = body.name ?? null
   const scope = body.scope ?? 'full'
   const { row, key } = await db.transaction(async (tx) => {
-    const created = await createApiKey(tx, projectId, { name, scope })
+    const { actor } = audit
+    const created = await createApiKey(tx, projectId, { name, scope, createdBy: { type: actor.type, id: actor.type === 'operator' ? null : actor.id } })
     await recordAudit(tx, { projectId, context: audit, action: 'api_key.create', target: { type: 'api_key', id: created.row.id }, details: { name, scope } })
     return created
   })

@@ -14,12 +14,13 @@ let t: TestApp
 let a: TestProject
 let b: TestProject
 let owner: SignedIn
+let olgaId: string
 
 beforeAll(async () => {
   t = await createTestApp()
   a = await t.project({ name: 'Shop A', plan: 'plus' })
   b = await t.project({ name: 'Blog B', plan: 'plus' })
-  await addMember(t, a.id, 'olga@example.com', 'owner')
+  olgaId = await addMember(t, a.id, 'olga@example.com', 'owner')
   owner = await signIn(t, 'olga@example.com', undefined, { project: a.id })
 })
 afterAll(async () => {
@@ -45,6 +46,7 @@ describe('/v1/api-keys with an owner\'s session', () => {
       scope: 'send',
       created_at: expect.any(Number),
       last_used_at: null,
+      created_by: { type: 'user', id: olgaId, email: 'olga@example.com' },
       api_key: expect.stringMatching(/^hk_live_[0-9A-Za-z]{32}$/),
     })
     const send = await t.app.inject({ method: 'POST', url: '/v1/send', headers: bearer(key.api_key), payload: { target: { type: 'all' }, notification: { title: 'Hi', body: 'There' } } })
@@ -62,8 +64,8 @@ describe('/v1/api-keys with an owner\'s session', () => {
     const res = await keys(owner.cookie)
     expect(res.statusCode).toBe(200)
     const listed = res.json().api_keys
-    expect(listed[0]).toEqual({ id: a.apiKeyId, name: 'default', prefix: a.apiKey.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null })
-    expect(listed.at(-1)).toEqual({ id: made.id, name: 'Listed', prefix: made.prefix, scope: 'full', created_at: made.created_at, last_used_at: null })
+    expect(listed[0]).toEqual({ id: a.apiKeyId, name: 'default', prefix: a.apiKey.slice(0, 14), scope: 'full', created_at: expect.any(Number), last_used_at: null, created_by: { type: 'operator', id: null, email: null } })
+    expect(listed.at(-1)).toEqual({ id: made.id, name: 'Listed', prefix: made.prefix, scope: 'full', created_at: made.created_at, last_used_at: null, created_by: { type: 'user', id: olgaId, email: 'olga@example.com' } })
     const hashes = (await t.ctx.db.query<{ hash: string }>('SELECT hash FROM api_keys WHERE project_id = $1', [a.id])).rows.map((row) => row.hash)
     for (const secret of [made.api_key, a.apiKey, lookupPrefix(made.api_key)!, lookupPrefix(a.apiKey)!, ...hashes]) expect(res.body).not.toContain(secret)
     expect(res.body).not.toContain('hash')

@@ -9,7 +9,8 @@ import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { validationIssues } from '../platform/http/errors.ts'
 import { validatorCompiler } from '../platform/http/validation.ts'
-import { InviteBody } from '../accounts/accounts.schemas.ts'
+import { CreatePasswordResetBody, InviteBody } from '../accounts/accounts.schemas.ts'
+import { createPasswordReset } from '../accounts/passwords.service.ts'
 import { KEY_SCOPES } from '../access/access.ts'
 import { createInvite } from '../accounts/invites.service.ts'
 import { CLI_AUDIT_CONTEXT } from '../audit/audit-context.ts'
@@ -44,6 +45,9 @@ export const PROJECT_COMMANDS_HELP = `
   herald users create --email EMAIL --project PROJECT_ID --role owner|admin|editor|viewer
                          prints an invite link (valid 72 hours, one use) that
                          sets the person's password and makes them a member
+  herald users reset-password EMAIL
+                         prints a password reset link (valid one hour, one use)
+                         for the account; using it ends all its sessions
 
   Each prints JSON, the same as the /admin/v1 API. Exit 0 on success, 1 when
   the operation fails (error JSON on stderr), 2 on bad arguments.
@@ -156,7 +160,12 @@ async function keys(db: Database, sub: string | undefined, args: string[]): Prom
 }
 
 async function users(db: Database, config: Config, sub: string | undefined, args: string[]): Promise<unknown> {
-  if (sub !== 'create') throw new UsageError(`unknown command "users ${sub ?? ''}"; expected create`)
+  if (sub === 'reset-password') {
+    const { positionals } = parse(args, {}, ['EMAIL'])
+    const body = check<{ email: string }>(CreatePasswordResetBody, { email: positionals[0] })
+    return createPasswordReset(db, config, CLI_AUDIT_CONTEXT, body.email)
+  }
+  if (sub !== 'create') throw new UsageError(`unknown command "users ${sub ?? ''}"; expected create or reset-password`)
   const { values } = parse(args, { email: { type: 'string' }, project: { type: 'string' }, role: { type: 'string' } }, [])
   for (const name of ['email', 'project', 'role']) if (values[name] === undefined) throw new UsageError(`--${name} is required`)
   const body = check<InviteBody>(InviteBody, { email: values.email, role: values.role })

@@ -10,6 +10,9 @@ import { CreatedInvite, InviteBody, InviteParams, Member, MemberList, MemberPara
 import { createInvite } from '../accounts/invites.service.ts'
 import { cancelInvite, changeRole, listMembers, removeMember } from '../accounts/members.service.ts'
 import { auditContext } from '../audit/audit-context.ts'
+import { apiKeyJson } from './api-keys.service.ts'
+import { RemovedMember } from './api-keys.schemas.ts'
+import { listActiveKeysMadeBy } from './projects.store.ts'
 
 const tags = ['members']
 const security = [{ session: [] }]
@@ -68,12 +71,13 @@ export function registerMembersRoutes(app: App, ctx: AppContext): void {
       tags,
       security,
       summary: 'Remove a member from the project',
-      description: 'Removing the last owner is 409 last_owner. The member loses the project at once, sessions included.',
+      description: "Removing the last owner is 409 last_owner. The member loses the project at once, sessions included. API keys the member made keep working (they belong to the project's integrations): the answer lists those still active, so an owner can revoke them.",
       params: MemberParams,
-      response: { 200: Ok, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+      response: { 200: RemovedMember, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => {
-    await removeMember(db, auditContext(request), request.project.id, request.params.user_id)
-    return { ok: true as const }
+    const projectId = request.project.id
+    const keys = await removeMember(db, auditContext(request), projectId, request.params.user_id, (tx) => listActiveKeysMadeBy(tx, projectId, request.params.user_id))
+    return { ok: true as const, active_api_keys: keys.map(apiKeyJson) }
   })
 }

@@ -42,6 +42,8 @@ export interface NewKeyInput {
   name: string | null
   /** Default 'full': what every key could do before scopes. */
   scope?: KeyScope
+  /** Who makes it (api_keys.created_by_*); the operator when not given (a new project's first key). */
+  createdBy?: { type: 'user' | 'key' | 'operator'; id: string | null }
 }
 
 /** A new key's row and the key itself, which exists only here: the table keeps its hash. */
@@ -54,6 +56,8 @@ export async function addApiKey(q: Queryable, projectId: string, input: NewKeyIn
     prefix: generated.prefix,
     hash: generated.hash,
     scope: input.scope ?? 'full',
+    created_by_type: input.createdBy?.type ?? 'operator',
+    created_by_id: input.createdBy?.id ?? null,
   })
   return { row, key: generated.key }
 }

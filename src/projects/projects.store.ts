@@ -25,12 +25,18 @@ export interface ApiKeyRow {
   created_at: Date
   revoked_at: Date | null
   last_used_at: Date | null
+  /** Who made the key (migration 0018); null for keys made before it recorded that. */
+  created_by_type: 'user' | 'key' | 'operator' | null
+  created_by_id: string | null
+  /** The maker's email when a member made it (read by the lists, not by authentication). */
+  created_by_email?: string | null
 }
 
 /** last_used_at is written at most this often per key: the dashboard shows it to the minute. */
 export const LAST_USED_PRECISION_MS = 60_000
 
-const KEY_COLUMNS = 'id, project_id, name, prefix, hash, scope, created_at, revoked_at, last_used_at'
+const KEY_COLUMNS = `id, project_id, name, prefix, hash, scope, created_at, revoked_at, last_used_at, created_by_type, created_by_id,
+  (SELECT u.email FROM users u WHERE api_keys.created_by_type = 'user' AND u.id = api_keys.created_by_id) AS created_by_email`
 
 const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, vapid_public, vapid_private, created_at'
 
@@ -89,10 +95,10 @@ export async function updateProject(q: Queryable, id: string, patch: ProjectPatc
   return result.rows[0] ?? null
 }
 
-export async function insertApiKey(q: Queryable, row: Omit<ApiKeyRow, 'created_at' | 'revoked_at' | 'last_used_at'>): Promise<ApiKeyRow> {
+export async function insertApiKey(q: Queryable, row: Omit<ApiKeyRow, 'created_at' | 'revoked_at' | 'last_used_at' | 'created_by_email'>): Promise<ApiKeyRow> {
   const result = await q.query<ApiKeyRow>(
-    `INSERT INTO api_keys (id, project_id, name, prefix, hash, scope) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
-    [row.id, row.project_id, row.name, row.prefix, row.hash, row.scope],
+    `INSERT INTO api_keys (id, project_id, name, prefix, hash, scope, created_by_type, created_by_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLUMNS}`,
+    [row.id, row.project_id, row.name, row.prefix, row.hash, row.scope, row.created_by_type, row.created_by_id],
   )
   return result.rows[0]
 }
@@ -103,7 +109,7 @@ export async function findActiveKeyByPrefix(
   prefix: string,
 ): Promise<{ key: ApiKeyRow; project: ProjectRow } | null> {
   const result = await q.query<ApiKeyRow & { project: ProjectRow }>(
-    `SELECT k.id, k.project_id, k.name, k.prefix, k.hash, k.scope, k.created_at, k.revoked_at, k.last_used_at, row_to_json(p.*) AS project
+    `SELECT k.id, k.project_id, k.name, k.prefix, k.hash, k.scope, k.created_at, k.revoked_at, k.last_used_at, k.created_by_type, k.created_by_id, row_to_json(p.*) AS project
        FROM api_keys k JOIN projects p ON p.id = k.project_id
       WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
     [prefix],
@@ -140,6 +146,15 @@ export async function listApiKeys(q: Queryable, projectId: string, { activeOnly 
   const result = await q.query<ApiKeyRow>(
     `SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 AND (NOT $2::boolean OR revoked_at IS NULL) ORDER BY id`,
     [projectId, activeOnly],
+  )
+  return result.rows
+}
+
+/** The project's keys that still work and that `userId` made (a member's removal lists them), oldest first. */
+export async function listActiveKeysMadeBy(q: Queryable, projectId: string, userId: string): Promise<ApiKeyRow[]> {
+  const result = await q.query<ApiKeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 AND created_by_type = 'user' AND created_by_id = $2 AND revoked_at IS NULL ORDER BY id`,
+    [projectId, userId],
   )
   return result.rows
 }

@@ -76,3 +76,30 @@ describe('herald users create', () => {
     }
   }, 4 * STEP_TIMEOUT)
 })
+
+describe('herald users reset-password', () => {
+  it('prints a one-hour reset link under HERALD_PUBLIC_URL; the link sets a new password (run after the test above, on its account)', async () => {
+    expect((await herald('users', 'reset-password')).code).toBe(2)
+    const unknown = await herald('users', 'reset-password', 'nobody@example.com')
+    expect(unknown.code).toBe(1)
+    expect(JSON.parse(unknown.stderr).error.code).toBe('user_not_found')
+    const run = await herald('users', 'reset-password', 'Owner@Example.com')
+    expect(run.code, run.stderr).toBe(0)
+    const created = JSON.parse(run.stdout)
+    expect(created).toMatchObject({ email: 'owner@example.com', user_id: expect.stringMatching(/^usr_/) })
+    expect(created.reset_url).toMatch(new RegExp(`^${PUBLIC_URL}/dashboard/#/reset/[A-Za-z0-9_-]{43}$`))
+    expect(created.expires_at - Date.now()).toBeLessThanOrEqual(3_600_000)
+
+    const db = database ? database.db : await openDatabase({ databaseUrl: null, dataDir })
+    const app = await buildApp(createContext(testConfig({ HERALD_PUBLIC_URL: PUBLIC_URL }), db))
+    try {
+      const reset = await app.inject({ method: 'POST', url: '/v1/password-reset', payload: { token: created.reset_url.split('/').pop(), password: 'second owner password' } })
+      expect(reset.statusCode, reset.body).toBe(200)
+      const session = await app.inject({ method: 'POST', url: '/v1/session', payload: { email: 'owner@example.com', password: 'second owner password' } })
+      expect(session.statusCode).toBe(200)
+    } finally {
+      await app.close()
+      if (!database) await db.close()
+    }
+  }, 4 * STEP_TIMEOUT)
+})

@@ -154,6 +154,9 @@ export const SESSION_ROUTES: RouteCase[] = [
   { method: 'DELETE', path: '/v1/sessions', url: () => '/v1/sessions' },
   { method: 'POST', path: '/v1/invites/inspect', url: () => '/v1/invites/inspect', body: () => ({ token: 'x'.repeat(43) }) },
   { method: 'POST', path: '/v1/invites/accept', url: () => '/v1/invites/accept', body: () => ({ token: 'x'.repeat(43), password: 'long enough password' }) },
+  { method: 'POST', path: '/v1/session/password', url: () => '/v1/session/password', body: () => ({ current_password: 'not the password', new_password: 'long enough password' }) },
+  { method: 'POST', path: '/v1/password-reset/inspect', url: () => '/v1/password-reset/inspect', body: () => ({ token: 'x'.repeat(43) }) },
+  { method: 'POST', path: '/v1/password-reset', url: () => '/v1/password-reset', body: () => ({ token: 'x'.repeat(43), password: 'long enough password' }) },
 ]
 
 /** Called from the customer's site: authenticated by ?project= alone, and answering CORS. */
@@ -170,6 +173,9 @@ export const BROWSER_ROUTES: RouteCase[] = [
   { method: 'GET', path: '/v1/notifications/:broadcast_id', url: (ids) => `/v1/notifications/${ids.broadcast}?project=${ids.project}` },
 ]
 
+/** The email the operator's invite route of the table last invited (the reset route's account). */
+let lastInvitedOwner = 'nobody@example.com'
+
 /** The operator API (decisions.md §2), behind HERALD_ADMIN_TOKEN, and the process's metrics. */
 export const ADMIN_ROUTES: RouteCase[] = [
   { method: 'GET', path: '/metrics', url: () => '/metrics' },
@@ -183,8 +189,10 @@ export const ADMIN_ROUTES: RouteCase[] = [
     method: 'POST',
     path: '/admin/v1/projects/:id/members',
     url: (ids) => `/admin/v1/projects/${ids.project}/members`,
-    body: () => ({ email: `owner-${Math.random().toString(36).slice(2)}@example.com`, role: 'owner' }),
+    body: () => ({ email: (lastInvitedOwner = `owner-${Math.random().toString(36).slice(2)}@example.com`), role: 'owner' }),
   },
+  // The account the route above just invited (an account exists once invited): a reset link for it answers 201.
+  { method: 'POST', path: '/admin/v1/users/password-reset', url: () => '/admin/v1/users/password-reset', body: () => ({ email: lastInvitedOwner }) },
   {
     method: 'DELETE',
     path: '/admin/v1/projects/:id/api-keys/:key_id',

@@ -7,6 +7,8 @@ import { clearKey, del, get, loadKey, patch, setCsrfToken, setKey, whenUnauthori
 import { h, replace } from './dom.js'
 import { errorBox, pageHeading } from './ui.js'
 import { renderInvite, renderSignIn as signInPage } from './sign-in.js'
+import { renderReset } from './reset-password.js'
+import * as account from './pages/account.js'
 import * as members from './pages/members.js'
 import * as auditLog from './pages/audit-log.js'
 import * as apiKeys from './pages/api-keys.js'
@@ -29,6 +31,7 @@ const ROUTES = [
   { pattern: /^\/members$/, page: members, nav: 'members', needs: 'members:manage' },
   { pattern: /^\/audit-log$/, page: auditLog, nav: 'audit-log', needs: 'audit:read' },
   { pattern: /^\/api-keys$/, page: apiKeys, nav: 'api-keys', needs: 'keys:manage' },
+  { pattern: /^\/account$/, page: account, nav: 'account' },
 ]
 
 /** An invite link's fragment: #/invite/<token>. */
@@ -38,6 +41,7 @@ const main = document.getElementById('main')
 const nav = document.getElementById('nav')
 const projectName = document.getElementById('project-name')
 const signOutButton = document.getElementById('sign-out')
+const accountLink = document.getElementById('account-link')
 const switcher = document.getElementById('project-switcher')
 
 /** What a key may do (its scope is not known to the page): everything but managing people. */
@@ -59,6 +63,10 @@ const session = {
     session.me = (await get('/v1/me')).project
     showProject()
     return session.me
+  },
+  /** A renewed session (after a password change): its new CSRF token from now on. */
+  renew(view) {
+    useAccount(view)
   },
   go(hash, flash) {
     session.flash = flash ?? null
@@ -99,6 +107,7 @@ function signOut(reason, notice) {
   cleanup = null
   nav.hidden = true
   signOutButton.hidden = true
+  accountLink.hidden = true
   showProject()
   if (location.hash !== '' && location.hash !== '#/') history.replaceState(null, '', location.pathname)
   renderSignIn(reason, notice)
@@ -126,6 +135,8 @@ function renderSignIn(reason, notice, email) {
 function enterShell() {
   nav.hidden = false
   signOutButton.hidden = false
+  // An API key has no account (no password to change).
+  accountLink.hidden = !session.user
   showProject()
   if (!location.hash.startsWith('#/') || location.hash === '#/') history.replaceState(null, '', '#/overview')
   route()
@@ -137,7 +148,7 @@ async function route() {
   const match = ROUTES.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m && (!x.r.needs || session.can(x.r.needs)))
   if (cleanup) cleanup()
   cleanup = null
-  for (const link of nav.querySelectorAll('a')) {
+  for (const link of [...nav.querySelectorAll('a'), accountLink]) {
     if (match && link.dataset.page === match.r.nav) link.setAttribute('aria-current', 'page')
     else link.removeAttribute('aria-current')
   }
@@ -191,6 +202,13 @@ document.getElementById('skip-link').addEventListener('click', (event) => {
 })
 
 async function start() {
+  const reset = /^#\/reset\/([A-Za-z0-9_-]+)$/.exec(location.hash)
+  if (reset) {
+    return renderReset(main, reset[1], (email) => {
+      history.replaceState(null, '', location.pathname)
+      renderSignIn(null, 'Your password is set. Sign in with it.', email)
+    })
+  }
   const invite = INVITE_HASH.exec(location.hash)
   if (invite) {
     return renderInvite(main, invite[1], {

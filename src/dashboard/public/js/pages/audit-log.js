@@ -17,6 +17,8 @@ const ACTIONS = {
   'member.': ['member.invite', 'member.join', 'member.role_change', 'member.remove'],
   'invite.': ['invite.revoke'],
   'project.': ['project.update'],
+  'session.': ['session.sign_in', 'session.sign_in_failed', 'session.sign_out', 'session.sign_out_everywhere'],
+  'account.': ['account.password_change', 'account.password_reset_link', 'account.password_reset'],
 }
 
 /** Who: the user's email, the key's name and prefix, the operator, or the bare id when Herald no longer knows it. */

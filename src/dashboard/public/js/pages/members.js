@@ -54,8 +54,10 @@ export async function render(view, session) {
       })
       const remove = confirmButton('Remove', `Remove ${m.email}?`, async () => {
         try {
-          await del(`/v1/members/${m.user_id}`)
-          show(slot, okBox(`${m.email} removed.`))
+          const { active_api_keys: keys = [] } = await del(`/v1/members/${m.user_id}`)
+          // Their keys keep working (they belong to the project's integrations): name them, so an owner can revoke those no longer needed.
+          const made = keys.map((k) => `${k.name ?? 'unnamed'} (${k.prefix}…)`).join(', ')
+          show(slot, okBox(keys.length ? `${m.email} removed. API keys they made still work: ${made}. Revoke any the project no longer needs on the API keys page.` : `${m.email} removed.`))
         } catch (error) {
           show(slot, errorBox(error))
         }
