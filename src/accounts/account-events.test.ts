@@ -17,7 +17,8 @@ let other: TestProject
 let annId: string
 
 beforeAll(async () => {
-  t = await createTestApp()
+  // The requests below speak for a proxy at 127.0.0.1 that forwards the client's address.
+  t = await createTestApp({ HERALD_TRUST_PROXY: '127.0.0.1' })
   shop = await t.project({ name: 'Shop' })
   blog = await t.project({ name: 'Blog' })
   other = await t.project({ name: 'Other' })

@@ -153,7 +153,7 @@ describe('a stale invite never changes a membership', () => {
     const mallory = await addMember(t, p.id, 'mallory@shop.test', 'owner')
     const asMallory = await signIn(t, 'mallory@shop.test', PASSWORD, { project: p.id })
     const own = tokenOf((await invite(asMallory, 'mallory+2@evil.test', 'owner')).json().invite_url)
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/members/${mallory}`, headers: olga.headers })).json()).toEqual({ ok: true })
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/members/${mallory}`, headers: olga.headers })).json()).toMatchObject({ ok: true })
     const back = await accept(own, 'mallory second account')
     expect(back.statusCode).toBe(404)
     expect(back.json().error.code).toBe('invite_not_found')
