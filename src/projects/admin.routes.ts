@@ -20,6 +20,7 @@ import {
   ProjectList,
   ProjectParams,
   UpdateProjectBody,
+  VapidKeysBody,
 } from './admin.schemas.ts'
 import {
   createProjectApiKey,
@@ -27,6 +28,7 @@ import {
   getProject,
   listProjectApiKeys,
   listProjectsForOperator,
+  replaceVapidKeys,
   revokeProjectApiKey,
   updateProjectSettings,
 } from './admin.service.ts'
@@ -49,7 +51,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
 
   app.post(
     '/admin/v1/projects',
-    { onRequest, schema: { operationId: 'createProject', tags, security, summary: 'Create a project and its first API key', body: CreateProjectBody, response: { 201: CreatedProject, 400: ErrorBody, 401: ErrorBody } } },
+    { onRequest, schema: { operationId: 'createProject', tags, security, summary: 'Create a project and its first API key, with a fresh or an imported VAPID pair', body: CreateProjectBody, response: { 201: CreatedProject, 400: ErrorBody, 401: ErrorBody } } },
     async (request, reply) => reply.code(201).send(await createProjectForOperator(db, request.body)),
   )
 
@@ -82,6 +84,24 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request) => updateProjectSettings(db, config, auditContext(request, OPERATOR), request.params.id, request.body),
+  )
+
+  app.put(
+    '/admin/v1/projects/:id/vapid-keys',
+    {
+      onRequest,
+      schema: {
+        operationId: 'replaceProjectVapidKeys',
+        tags,
+        security,
+        summary: "Replace a project's VAPID key pair with an imported one, while it has no active subscriber",
+        description: 'The pair is checked (the public key must be the private key\'s point on P-256), else 400 naming the field. Refused with 409 vapid_keys_in_use once the project has active subscribers: their subscriptions are bound to the current public key.',
+        params: ProjectParams,
+        body: VapidKeysBody,
+        response: { 200: Project, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+      },
+    },
+    async (request) => replaceVapidKeys(db, auditContext(request, OPERATOR), request.params.id, request.body),
   )
 
   app.get(

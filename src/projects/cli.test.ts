@@ -12,6 +12,7 @@ import { openDatabase, type Database } from '../platform/db/database.ts'
 import { lookupPrefix } from './api-keys.ts'
 import { PLANS } from './plans.ts'
 import { findActiveKeyByPrefix } from './projects.store.ts'
+import { generateVapidKeys } from './vapid-keys.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx')
@@ -176,4 +177,21 @@ describe('herald CLI', () => {
     expect(run.stdout).toBe('')
     expect(JSON.parse(run.stderr)).toEqual({ error: { code: 'project_not_found', message: expect.any(String) } })
   }, STEP_TIMEOUT)
+
+  it('projects create --vapid-private --vapid-public imports the pair; set-vapid-keys replaces it and refuses a mismatched one', async () => {
+    // KEY=VALUE: a base64url key starts with '-' one time in 64, which parseArgs would take for an option.
+    const imported = generateVapidKeys()
+    const out = json(await herald('projects', 'create', '--name', 'Moved', `--vapid-private=${imported.privateKey}`, `--vapid-public=${imported.publicKey}`))
+    expect(out.vapid_public).toBe(imported.publicKey)
+    const next = generateVapidKeys()
+    const replaced = json(await herald('projects', 'set-vapid-keys', out.id, `--vapid-private=${next.privateKey}`, `--vapid-public=${next.publicKey}`))
+    expect(replaced).toMatchObject({ id: out.id, vapid_public: next.publicKey })
+    const mismatched = await herald('projects', 'set-vapid-keys', out.id, `--vapid-private=${imported.privateKey}`, `--vapid-public=${next.publicKey}`)
+    expect(mismatched.code).toBe(1)
+    expect(JSON.parse(mismatched.stderr).error).toMatchObject({ code: 'invalid_request', issues: [{ path: 'vapid_public' }] })
+    await withDatabase(async (db) => {
+      const row = (await db.query<{ vapid_private: string }>('SELECT vapid_private FROM projects WHERE id = $1', [out.id])).rows[0]
+      expect(row.vapid_private).toBe(next.privateKey)
+    })
+  }, STEP_TIMEOUT * 3)
 })
