@@ -20,11 +20,45 @@ import * as service from './subscribers.service.ts'
 import { auditContext } from '../audit/audit-context.ts'
 import * as store from './subscribers.store.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
+import { invalidField } from '../platform/errors.ts'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { ImportResult } from './import.schemas.ts'
+import { importSubscribers } from './import.service.ts'
 
 const tags = ['subscribers']
 const security = [{ apiKey: [] }]
 
+function isNdjson(contentType: string | undefined): boolean {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-ndjson'
+}
+
 export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
+  app.register(async (plugin) => {
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>()
+    // The upload is handed over as the raw stream, never parsed or buffered
+    // whole: import.service.ts reads it line by line and enforces its own
+    // size bound (IMPORT_BODY_MAX_BYTES), so Fastify's bodyLimit does not apply.
+    scope.addContentTypeParser('application/x-ndjson', (_request, payload, done) => done(null, payload))
+    scope.post('/v1/subscribers/import', {
+      onRequest: bearerAuth(ctx, 'subscribers:import'),
+      schema: {
+        operationId: 'importSubscribers',
+        tags,
+        security,
+        summary: 'Import subscriptions from another provider, one JSON object a line (NDJSON)',
+        description:
+          'Send Content-Type: application/x-ndjson, one subscription a line: endpoint, keys { p256dh, auth }, and optionally external_id, group_ids or groups (names), tags, created_at. ' +
+          'Each line is checked as POST /v1/subscribe checks its body; bad lines are skipped and reported, the good ones imported. ' +
+          'Idempotent on endpoint: importing the same file again changes nothing. New subscribers count toward the plan\'s subscriber cap; lines over it are skipped.',
+        response: { 200: ImportResult, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 413: ErrorBody, 429: ErrorBody },
+      },
+    }, async (request) => {
+      // Any other type was parsed by another parser (JSON) or not at all: only NDJSON is a stream here.
+      if (!isNdjson(request.headers['content-type'])) throw invalidField('content-type', 'must be application/x-ndjson')
+      return importSubscribers(ctx.db, ctx.config, request.project, request.body as AsyncIterable<Buffer>)
+    })
+  })
+
 
   app.get('/v1/subscribers', {
     onRequest: bearerAuth(ctx, 'subscribers:read'),
