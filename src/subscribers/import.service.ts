@@ -15,6 +15,8 @@ import { lockActiveCount } from './subscribers.store.ts'
 import type { Tags } from './subscribers.schemas.ts'
 import { IMPORT_ERRORS_MAX, ImportLine, type ImportError, type ImportResult } from './import.schemas.ts'
 import { readLines } from './import-lines.ts'
+import type { AuditContext } from '../audit/audit-context.ts'
+import { recordAudit } from '../audit/audit.store.ts'
 import { addMemberships, lockExisting, projectGroups, upsertImported, type ImportRow } from './import.store.ts'
 
 /**
@@ -48,7 +50,7 @@ function sameTags(a: Tags, b: Tags): boolean {
   return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key])
 }
 
-export async function importSubscribers(db: Database, config: Config, project: AuthedProject, body: AsyncIterable<Buffer | string>): Promise<ImportResult> {
+export async function importSubscribers(db: Database, config: Config, audit: AuditContext, project: AuthedProject, body: AsyncIterable<Buffer | string>): Promise<ImportResult> {
   const result: ImportResult = { imported: 0, updated: 0, skipped: 0, errors: [] }
   const skip = (line: number, field: string, reason: string): void => {
     result.skipped++
@@ -129,6 +131,11 @@ export async function importSubscribers(db: Database, config: Config, project: A
     if (batch.length >= IMPORT_BATCH_SIZE) await flush()
   }
   await flush()
+  // One entry for the whole import, with its counts, once every batch is in:
+  // an import spans many transactions, so it cannot share one with them all.
+  if (result.imported + result.updated > 0) {
+    await db.transaction((tx) => recordAudit(tx, { projectId: project.id, context: audit, action: 'subscriber.import', target: { type: 'project', id: project.id }, details: { imported: result.imported, updated: result.updated, skipped: result.skipped } }))
+  }
   return result
 
   /** The line as a row to write, or null after reporting why it is skipped. */

@@ -86,6 +86,9 @@ describe('POST /v1/subscribers/import', () => {
 
     const changed = await importBody(project, ndjson([{ ...lines[0], tags: { b: true, a: 2 } }, { ...lines[1] }]))
     expect(changed.json()).toEqual({ imported: 0, updated: 1, skipped: 0, errors: [] })
+    // One audit entry per import that changed something: the first and the last here, not the repeat.
+    const audit = await t.ctx.db.query<{ details: unknown }>("SELECT details FROM audit_log WHERE project_id = $1 AND action = 'subscriber.import' ORDER BY id", [project.id])
+    expect(audit.rows.map((row) => row.details)).toEqual([{ imported: 2, updated: 1, skipped: 0 }, { imported: 0, updated: 1, skipped: 0 }])
     const mine = (await list(project)).find((s) => s.id === existingId)
     expect(mine).toMatchObject({ source: 'subscribe', group_ids: [group] })
   })

@@ -55,7 +55,7 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
     }, async (request) => {
       // Any other type was parsed by another parser (JSON) or not at all: only NDJSON is a stream here.
       if (!isNdjson(request.headers['content-type'])) throw invalidField('content-type', 'must be application/x-ndjson')
-      return importSubscribers(ctx.db, ctx.config, request.project, request.body as AsyncIterable<Buffer>)
+      return importSubscribers(ctx.db, ctx.config, auditContext(request), request.project, request.body as AsyncIterable<Buffer>)
     })
   })
 
