@@ -15,6 +15,7 @@ import { lockActiveCount } from './subscribers.store.ts'
 import type { Tags } from './subscribers.schemas.ts'
 import { IMPORT_ERRORS_MAX, ImportLine, type ImportError, type ImportResult } from './import.schemas.ts'
 import { readLines } from './import-lines.ts'
+import { csvHeader, csvLine } from './import-csv.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
 import { addMemberships, lockExisting, projectGroups, upsertImported, type ImportRow } from './import.store.ts'
@@ -50,7 +51,9 @@ function sameTags(a: Tags, b: Tags): boolean {
   return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key])
 }
 
-export async function importSubscribers(db: Database, config: Config, audit: AuditContext, project: AuthedProject, body: AsyncIterable<Buffer | string>): Promise<ImportResult> {
+export type ImportFormat = 'ndjson' | 'csv'
+
+export async function importSubscribers(db: Database, config: Config, audit: AuditContext, project: AuthedProject, format: ImportFormat, body: AsyncIterable<Buffer | string>): Promise<ImportResult> {
   const result: ImportResult = { imported: 0, updated: 0, skipped: 0, errors: [] }
   const skip = (line: number, field: string, reason: string): void => {
     result.skipped++
@@ -116,13 +119,35 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
     if (total > IMPORT_BODY_MAX_BYTES) throw new AppError('payload_too_large', `An import is at most ${IMPORT_BODY_MAX_BYTES} bytes; split the file (importing is idempotent, so the lines already imported can be sent again).`)
   }
 
+  let columns: string[] | null = null
   for await (const line of readLines(body, IMPORT_LINE_MAX_BYTES, tooBig)) {
     if (line.tooLong) {
       skip(line.number, '(line)', `is longer than ${IMPORT_LINE_MAX_BYTES} bytes`)
       continue
     }
     if (line.text.trim() === '') continue
-    const prepared = prepare(line.number, line.text)
+    let value: unknown
+    if (format === 'csv') {
+      if (columns === null) {
+        // The first line names the columns; a header that cannot be read fails the whole upload.
+        columns = csvHeader(line.text)
+        continue
+      }
+      const record = csvLine(columns, line.text)
+      if ('error' in record) {
+        skip(line.number, record.field, record.error)
+        continue
+      }
+      value = record.value
+    } else {
+      try {
+        value = JSON.parse(line.text)
+      } catch {
+        skip(line.number, '(line)', 'is not valid JSON')
+        continue
+      }
+    }
+    const prepared = prepare(line.number, value)
     if (!prepared) continue
     // The same endpoint twice in one batch: the earlier line is written first, so the later one wins, as in file order.
     if (inBatch.has(prepared.endpoint)) await flush()
@@ -139,14 +164,7 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
   return result
 
   /** The line as a row to write, or null after reporting why it is skipped. */
-  function prepare(number: number, text: string): Prepared | null {
-    let value: unknown
-    try {
-      value = JSON.parse(text)
-    } catch {
-      skip(number, '(line)', 'is not valid JSON')
-      return null
-    }
+  function prepare(number: number, value: unknown): Prepared | null {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       skip(number, '(line)', 'must be a JSON object')
       return null

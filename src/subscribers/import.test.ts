@@ -155,11 +155,44 @@ describe('POST /v1/subscribers/import', () => {
     expect(stored.rows[0]).toEqual({ n: N, sources: ['import'] })
   }, 120_000)
 
+  it('takes CSV with a header line (BOM, CRLF, quoted JSON cells, unknown columns ignored), and the same file twice changes nothing', async () => {
+    const project = await t.project()
+    await createGroup(project, 'news, daily')
+    const a = subscription()
+    const b = subscription()
+    const k = (s: Record<string, any>) => `${s.endpoint},${s.keys.p256dh},${s.keys.auth}`
+    const csv = [
+      '\uFEFFendpoint,p256dh,auth,external_id,groups,tags,created_at,status',
+      `${k(a)},u1,"[""news, daily""]","{""plan"":""gold"",""n"":2}",1600000000000,active`,
+      `${k(b)},,,,,expired`,
+      `${k(subscription())},u3,not json,,,`,
+      `${k(subscription())},u4,,,,,extra`,
+    ].join('\r\n')
+    const csvHeaders = { 'content-type': 'text/csv; charset=utf-8' }
+    const res = await importBody(project, csv, csvHeaders)
+    expect(res.json()).toEqual({
+      imported: 2,
+      updated: 0,
+      skipped: 2,
+      errors: [
+        { line: 4, field: 'groups', reason: expect.stringContaining('must be JSON') },
+        { line: 5, field: '(line)', reason: 'has 9 cells, the header 8' },
+      ],
+    })
+    const got = (await list(project)).find((s) => s.endpoint === a.endpoint)
+    expect(got).toMatchObject({ external_id: 'u1', tags: { plan: 'gold', n: 2 }, group_ids: [expect.stringMatching(/^grp_/)], created_at: 1_600_000_000_000, source: 'import', status: 'active' })
+    expect((await importBody(project, csv, csvHeaders)).json()).toMatchObject({ imported: 0, updated: 0, skipped: 2 })
+
+    const noKeys = await importBody(project, 'endpoint,external_id\r\nhttps://fcm.googleapis.com/fcm/send/x,u\r\n', csvHeaders)
+    expect(noKeys.statusCode).toBe(400)
+    expect(noKeys.json().error.issues[0].path).toBe('header')
+  })
+
   it('takes only NDJSON, and only from a key or member allowed to import', async () => {
     const project = await t.project()
     const json = await t.app.inject({ method: 'POST', url: '/v1/subscribers/import', headers: project.auth, payload: subscription() })
     expect(json.statusCode).toBe(400)
-    expect(json.json().error.issues).toEqual([{ path: 'content-type', message: 'must be application/x-ndjson' }])
+    expect(json.json().error.issues).toEqual([{ path: 'content-type', message: 'must be application/x-ndjson or text/csv' }])
     const key = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${project.id}/api-keys`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { scope: 'subscribers' } })
     const scoped = { ...project, auth: { authorization: `Bearer ${key.json().api_key}` } }
     const refused = await importBody(scoped, ndjson([subscription()]))

@@ -23,13 +23,15 @@ import { ErrorBody } from '../platform/http/shared-schemas.ts'
 import { invalidField } from '../platform/errors.ts'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ImportResult } from './import.schemas.ts'
-import { importSubscribers } from './import.service.ts'
+import { importSubscribers, type ImportFormat } from './import.service.ts'
 
 const tags = ['subscribers']
 const security = [{ apiKey: [] }]
 
-function isNdjson(contentType: string | undefined): boolean {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-ndjson'
+/** The import's format from its content type; null for any other type. */
+function importFormat(contentType: string | undefined): ImportFormat | null {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+  return type === 'application/x-ndjson' ? 'ndjson' : type === 'text/csv' ? 'csv' : null
 }
 
 export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
@@ -38,24 +40,26 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
     // The upload is handed over as the raw stream, never parsed or buffered
     // whole: import.service.ts reads it line by line and enforces its own
     // size bound (IMPORT_BODY_MAX_BYTES), so Fastify's bodyLimit does not apply.
-    scope.addContentTypeParser('application/x-ndjson', (_request, payload, done) => done(null, payload))
+    scope.addContentTypeParser(['application/x-ndjson', 'text/csv'], (_request, payload, done) => done(null, payload))
     scope.post('/v1/subscribers/import', {
       onRequest: bearerAuth(ctx, 'subscribers:import'),
       schema: {
         operationId: 'importSubscribers',
         tags,
         security,
-        summary: 'Import subscriptions from another provider, one JSON object a line (NDJSON)',
+        summary: 'Import subscriptions from another provider, as NDJSON or CSV',
         description:
           'Send Content-Type: application/x-ndjson, one subscription a line: endpoint, keys { p256dh, auth }, and optionally external_id, group_ids or groups (names), tags, created_at. ' +
           'Each line is checked as POST /v1/subscribe checks its body; bad lines are skipped and reported, the good ones imported. ' +
+          'Or Content-Type: text/csv, a header line naming the columns (endpoint, p256dh, auth, external_id, group_ids, groups, tags, created_at; lists and tags as JSON cells). ' +
           'Idempotent on endpoint: importing the same file again changes nothing. New subscribers count toward the plan\'s subscriber cap; lines over it are skipped.',
         response: { 200: ImportResult, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 413: ErrorBody, 429: ErrorBody },
       },
     }, async (request) => {
       // Any other type was parsed by another parser (JSON) or not at all: only NDJSON is a stream here.
-      if (!isNdjson(request.headers['content-type'])) throw invalidField('content-type', 'must be application/x-ndjson')
-      return importSubscribers(ctx.db, ctx.config, auditContext(request), request.project, request.body as AsyncIterable<Buffer>)
+      const format = importFormat(request.headers['content-type'])
+      if (!format) throw invalidField('content-type', 'must be application/x-ndjson or text/csv')
+      return importSubscribers(ctx.db, ctx.config, auditContext(request), request.project, format, request.body as AsyncIterable<Buffer>)
     })
   })
 
