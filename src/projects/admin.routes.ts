@@ -36,6 +36,11 @@ import { ErrorBody, Ok } from '../platform/http/shared-schemas.ts'
 import { CreatedInvite, InviteBody } from '../accounts/accounts.schemas.ts'
 import { createInvite } from '../accounts/invites.service.ts'
 import { auditContext, OPERATOR } from '../audit/audit-context.ts'
+import { Readable } from 'node:stream'
+import { ExportBody, ExportQuery } from '../subscribers/subscribers.schemas.ts'
+import { exportSubscribers } from '../subscribers/export.service.ts'
+import { EXPORT_CONTENT_TYPES } from '../subscribers/subscribers.routes.ts'
+import { findProjectKeys } from './projects.store.ts'
 
 const tags = ['admin']
 const security = [{ adminToken: [] }]
@@ -102,6 +107,31 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request) => replaceVapidKeys(db, auditContext(request, OPERATOR), request.params.id, request.body),
+  )
+
+  app.get(
+    '/admin/v1/projects/:id/subscribers/export',
+    {
+      onRequest,
+      schema: {
+        operationId: 'exportProjectSubscribers',
+        tags,
+        security,
+        summary: "Export a project's subscribers with their keys and the project's VAPID pair, so another sender can take over",
+        description: 'As GET /v1/subscribers/export, plus keys { p256dh, auth } on each line (p256dh and auth columns in CSV). The NDJSON form starts with one line { herald_export: 1, project, vapid_public, vapid_private }, which POST /v1/subscribers/import skips. It holds secrets: keep the file as you keep the private key.',
+        params: ProjectParams,
+        querystring: ExportQuery,
+        response: { 200: ExportBody, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const keys = await findProjectKeys(db, request.params.id)
+      if (!keys) throw new AppError('project_not_found', `No project ${request.params.id}.`)
+      const format = request.query.format ?? 'ndjson'
+      reply.type(EXPORT_CONTENT_TYPES[format])
+      // A stream is sent as it comes (never through the serializer); the schema documents its text.
+      return reply.send(Readable.from(exportSubscribers(db, keys.id, { format, vapid: { vapid_public: keys.vapid_public, vapid_private: keys.vapid_private } })) as unknown as string)
+    },
   )
 
   app.get(

@@ -5,12 +5,12 @@
 // bounded it; a quoted field cannot span lines, which no subscription field
 // needs. Cells holding a list or an object (group_ids, groups, tags) are JSON;
 // an empty cell is an absent field. Columns Herald does not know (an export's
-// status, source, timestamps) are ignored.
+// source, last_seen_at) are ignored.
 import { parse } from 'csv-parse/sync'
 import { invalidField } from '../platform/errors.ts'
 
 /** The columns read; p256dh and auth also as keys.p256dh and keys.auth, the names a flattening exporter gives. */
-const KNOWN = new Set(['endpoint', 'p256dh', 'auth', 'keys.p256dh', 'keys.auth', 'external_id', 'group_ids', 'groups', 'tags', 'created_at'])
+const KNOWN = new Set(['endpoint', 'p256dh', 'auth', 'keys.p256dh', 'keys.auth', 'external_id', 'group_ids', 'groups', 'tags', 'created_at', 'status'])
 const JSON_COLUMNS = new Set(['group_ids', 'groups', 'tags'])
 
 function cells(text: string): string[] {

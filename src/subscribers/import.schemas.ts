@@ -3,7 +3,7 @@
 // rules) plus what a move from another provider brings: groups by name and the
 // original subscription time.
 import { Type, type Static } from 'typebox'
-import { GROUP_IDS_MAX, SubscribeBody } from './subscribers.schemas.ts'
+import { GROUP_IDS_MAX, SubscribeBody, SubscriberStatus } from './subscribers.schemas.ts'
 
 export const ImportLine = Type.Object({
   ...SubscribeBody.properties,
@@ -13,6 +13,7 @@ export const ImportLine = Type.Object({
     Type.Integer({ minimum: 0, maximum: 8.64e15, description: 'Unix ms' }),
     Type.String({ format: 'date-time', description: 'RFC 3339' }),
   ], { description: 'When the browser first subscribed, kept for a new subscriber; now when absent.' })),
+  status: Type.Optional(SubscriberStatus),
 })
 export type ImportLine = Static<typeof ImportLine>
 

@@ -12,7 +12,7 @@ import { unstorableStrings, validatorCompiler } from '../platform/http/validatio
 import { checkPushEndpoint } from '../platform/outbound/url-policy.ts'
 import type { AuthedProject } from '../projects/project-auth.ts'
 import { lockActiveCount } from './subscribers.store.ts'
-import type { Tags } from './subscribers.schemas.ts'
+import type { SubscriberStatus, Tags } from './subscribers.schemas.ts'
 import { IMPORT_ERRORS_MAX, ImportLine, type ImportError, type ImportResult } from './import.schemas.ts'
 import { readLines } from './import-lines.ts'
 import { csvHeader, csvLine } from './import-csv.ts'
@@ -41,6 +41,7 @@ interface Prepared {
   tags: Tags | undefined
   groupIds: string[]
   createdAt: Date | null
+  status: SubscriberStatus
 }
 
 const validateLine = validatorCompiler({ schema: ImportLine as object, httpPart: 'body' }) as unknown as { (data: unknown): boolean; errors?: unknown[] }
@@ -82,7 +83,7 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
       let updated = 0
       for (const item of items) {
         const old = existing.get(item.endpoint)
-        if (!old || old.status !== 'active') {
+        if (item.status === 'active' && (!old || old.status !== 'active')) {
           if (room <= 0) {
             skip(item.line, '(line)', `over the plan's cap of ${cap} active subscribers`)
             continue
@@ -91,9 +92,9 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
         }
         const externalId = item.externalId === undefined ? (old?.external_id ?? null) : item.externalId
         const tags = item.tags ?? old?.tags ?? {}
-        const changed = !old || old.status !== 'active' || old.p256dh !== item.p256dh || old.auth !== item.auth || old.external_id !== externalId || !sameTags(old.tags, tags)
+        const changed = !old || old.status !== item.status || old.p256dh !== item.p256dh || old.auth !== item.auth || old.external_id !== externalId || !sameTags(old.tags, tags)
         const newGroups = item.groupIds.filter((id) => !old?.group_ids.includes(id))
-        if (changed) writes.push({ id: old?.id ?? newId('sub'), endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth, external_id: externalId, tags, created_at: item.createdAt })
+        if (changed) writes.push({ id: old?.id ?? newId('sub'), endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth, external_id: externalId, tags, status: item.status, created_at: item.createdAt })
         if (newGroups.length > 0) joins.push({ endpoint: item.endpoint, groupIds: newGroups })
         if (!old) imported++
         else if (changed || newGroups.length > 0) updated++
@@ -147,6 +148,8 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
         continue
       }
     }
+    // The operator's export starts with the project's VAPID pair: not a subscription.
+    if (line.number === 1 && value !== null && typeof value === 'object' && 'herald_export' in value) continue
     const prepared = prepare(line.number, value)
     if (!prepared) continue
     // The same endpoint twice in one batch: the earlier line is written first, so the later one wins, as in file order.
@@ -210,6 +213,7 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
       tags: line.tags,
       groupIds: [...groupIds],
       createdAt: line.created_at === undefined ? null : new Date(line.created_at),
+      status: line.status ?? 'active',
     }
   }
 }

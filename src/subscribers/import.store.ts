@@ -44,6 +44,7 @@ export interface ImportRow {
   auth: string
   external_id: string | null
   tags: Tags
+  status: SubscriberStatus
   /** Kept for a new row only: an existing subscriber keeps when it first subscribed. */
   created_at: Date | null
 }
@@ -51,21 +52,21 @@ export interface ImportRow {
 /**
  * Writes new and changed rows in one statement. A new row is marked source
  * 'import'; an existing one keeps its source, its created_at and its
- * last_seen_at (no browser was seen) and becomes active. Returns each row's id.
+ * last_seen_at (no browser was seen) and takes the line's status (active when it gives none). Returns each row's id.
  */
 export async function upsertImported(q: Queryable, projectId: string, rows: ImportRow[]): Promise<Map<string, string>> {
   if (rows.length === 0) return new Map()
   const result = await q.query<{ id: string; endpoint: string }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, created_at, last_seen_at, source)
-     SELECT r.id, $1, r.endpoint, r.p256dh, r.auth, r.external_id, r.tags, COALESCE(r.created_at, now()), now(), 'import'
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::timestamptz[])
-         AS r(id, endpoint, p256dh, auth, external_id, tags, created_at)
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, created_at, last_seen_at, source, status)
+     SELECT r.id, $1, r.endpoint, r.p256dh, r.auth, r.external_id, r.tags, COALESCE(r.created_at, now()), now(), 'import', r.status
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::timestamptz[], $9::text[])
+         AS r(id, endpoint, p256dh, auth, external_id, tags, created_at, status)
      ON CONFLICT (project_id, endpoint) DO UPDATE SET
        p256dh = EXCLUDED.p256dh,
        auth = EXCLUDED.auth,
        external_id = EXCLUDED.external_id,
        tags = EXCLUDED.tags,
-       status = 'active'
+       status = EXCLUDED.status
      RETURNING id, endpoint`,
     [
       projectId,
@@ -76,6 +77,7 @@ export async function upsertImported(q: Queryable, projectId: string, rows: Impo
       rows.map((r) => r.external_id),
       rows.map((r) => JSON.stringify(r.tags)),
       rows.map((r) => r.created_at),
+      rows.map((r) => r.status),
     ],
   )
   return new Map(result.rows.map((row) => [row.endpoint, row.id]))

@@ -24,6 +24,11 @@ import { invalidField } from '../platform/errors.ts'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ImportResult } from './import.schemas.ts'
 import { importSubscribers, type ImportFormat } from './import.service.ts'
+import { Readable } from 'node:stream'
+import { exportSubscribers } from './export.service.ts'
+import { ExportBody, ExportQuery } from './subscribers.schemas.ts'
+
+export const EXPORT_CONTENT_TYPES = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const
 
 const tags = ['subscribers']
 const security = [{ apiKey: [] }]
@@ -76,6 +81,25 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       response: { 200: SubscriberList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => service.listSubscribers(ctx.db, request.project.id, request.query))
+
+  // Static paths: find-my-way prefers them to /:sid.
+  app.get('/v1/subscribers/export', {
+    onRequest: bearerAuth(ctx, 'subscribers:read'),
+    schema: {
+      operationId: 'exportSubscribers',
+      tags,
+      security,
+      summary: 'Export every subscriber of the project, streamed as NDJSON or CSV (without the keys)',
+      description: 'The keys of each subscription, and the project\'s VAPID pair, are in the operator\'s export only (GET /admin/v1/projects/{id}/subscribers/export).',
+      querystring: ExportQuery,
+      response: { 200: ExportBody, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request, reply) => {
+    const format = request.query.format ?? 'ndjson'
+    reply.type(EXPORT_CONTENT_TYPES[format])
+    // A stream is sent as it comes (never through the serializer); the schema documents its text.
+      return reply.send(Readable.from(exportSubscribers(ctx.db, request.project.id, { format })) as unknown as string)
+  })
 
   // A static path: find-my-way prefers it to /:sid, and "counts" is never a sub_ id.
   app.get('/v1/subscribers/counts', {

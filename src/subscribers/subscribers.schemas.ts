@@ -175,3 +175,13 @@ export const Updated = Type.Object({ updated: Type.Integer({ description: 'Subsc
 
 export const CreatedId = Type.Object({ id: Type.String() })
 export const Deleted = Type.Object({ deleted: Type.Integer() })
+
+/** ?format= of the exports (issue 23). */
+export const ExportQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson', description: 'ndjson (default): one JSON object a line; csv: a header line, then one subscription a line.' })),
+})
+export type ExportQuery = Static<typeof ExportQuery>
+
+export const ExportBody = Type.String({
+  description: 'The stream: every subscription of the project, oldest first, with endpoint, external_id, status, groups (names), tags, source, created_at and last_seen_at (Unix ms), in the form POST /v1/subscribers/import reads.',
+})

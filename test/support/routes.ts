@@ -100,6 +100,7 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
     body: () => ({ tags: { swept: true }, merge: true }),
     foreign: notFound('subscriber_not_found'),
   },
+  { method: 'GET', path: '/v1/subscribers/export', url: () => '/v1/subscribers/export', foreign: { status: 200 } },
   {
     // Another project's key imports into its own project: the endpoint is just data.
     method: 'POST',
@@ -199,6 +200,7 @@ export const ADMIN_ROUTES: RouteCase[] = [
     url: (ids) => `/admin/v1/projects/${ids.project}/members`,
     body: () => ({ email: `owner-${Math.random().toString(36).slice(2)}@example.com`, role: 'owner' }),
   },
+  { method: 'GET', path: '/admin/v1/projects/:id/subscribers/export', url: (ids) => `/admin/v1/projects/${ids.project}/subscribers/export` },
   {
     method: 'PUT',
     path: '/admin/v1/projects/:id/vapid-keys',
