@@ -354,10 +354,14 @@ describe('no response body leaks a secret or a stack trace', () => {
     for (const { name, res } of responses) {
       const body = res.body
       expect(body, name).not.toMatch(/"stack"|\n\s+at |node_modules|\.ts:\d+/)
-      expect(body, name).not.toContain('vapid_private')
+      // The one exception, on purpose (issue 23): the operator's export hands a
+      // project's VAPID pair over, so another sender can take over; only with
+      // the operator token (a 200), and it stays a secret everywhere else.
+      const handsKeysOver = name === 'GET /admin/v1/projects/:id/subscribers/export' && res.statusCode === 200
+      if (!handsKeysOver) expect(body, name).not.toContain('vapid_private')
       expect(body, name).not.toContain('"hash"')
       for (const hash of hashes) expect(body, name).not.toContain(hash)
-      for (const key of vapidPrivate) expect(body, name).not.toContain(key)
+      if (!handsKeysOver) for (const key of vapidPrivate) expect(body, name).not.toContain(key)
       // A's webhook secret was shown once, at creation (in setup); never again.
       if (name !== 'setup') expect(body, name).not.toContain(aWebhookSecret)
       // The projects' own keys were never sent by the server (they come from the test helper).
