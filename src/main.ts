@@ -6,12 +6,13 @@ import { openDatabase } from './platform/db/database.ts'
 import { DataDirLockedError } from './platform/db/data-dir-lock.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { runProjectCommand, PROJECT_COMMANDS_HELP } from './projects/cli.ts'
+import { runSubscriberCommand, SUBSCRIBER_COMMANDS_HELP } from './subscribers/cli.ts'
 
 const HELP = `herald: self-hosted web push notifications
 
   herald serve [--role api|worker|all]   run the service (default: all, in one process)
   herald db migrate                      apply database migrations and exit
-${PROJECT_COMMANDS_HELP}
+${PROJECT_COMMANDS_HELP}${SUBSCRIBER_COMMANDS_HELP}
   herald dev push-service [--port N] [--delay-ms N] [--host H] [--public-url URL]
                                          run a web push service for development: hands out
                                          subscriptions, verifies VAPID, decrypts and records
@@ -48,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
       return 0
     }
     await migrate(db)
-    const handled = await runProjectCommand(db, config, command, rest)
+    const handled = (await runProjectCommand(db, config, command, rest)) ?? (await runSubscriberCommand(db, config, command, rest))
     if (handled === null) {
       console.error(`Unknown command "${[command, ...rest].join(' ')}".\n\n${HELP}`)
       return 2

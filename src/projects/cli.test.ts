@@ -194,4 +194,25 @@ describe('herald CLI', () => {
       expect(row.vapid_private).toBe(next.privateKey)
     })
   }, STEP_TIMEOUT * 3)
+
+  it('subscribers import FILE imports it (idempotent), and subscribers export --keys writes it back with the VAPID pair first', async () => {
+    const created = json(await herald('projects', 'create', '--name', 'Moving'))
+    const file = path.join(os.tmpdir(), `herald-import-${process.pid}.ndjson`)
+    const sub = (i: number) => JSON.stringify({ endpoint: `https://fcm.googleapis.com/fcm/send/cli-${i}`, keys: { p256dh: `p${i}`, auth: `a${i}` }, external_id: `u${i}` })
+    fs.writeFileSync(file, `${sub(1)}\n{oops\n${sub(2)}\n`)
+    try {
+      expect(json(await herald('subscribers', 'import', file, '--project', created.id))).toEqual({
+        imported: 2, updated: 0, skipped: 1, errors: [{ line: 2, field: '(line)', reason: 'is not valid JSON' }],
+      })
+      expect(json(await herald('subscribers', 'import', file, '--project', created.id))).toMatchObject({ imported: 0, updated: 0, skipped: 1 })
+    } finally {
+      fs.rmSync(file, { force: true })
+    }
+    const out = await herald('subscribers', 'export', '--project', created.id, '--keys')
+    expect(out.code, out.stderr).toBe(0)
+    const [head, ...lines] = out.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+    expect(head).toMatchObject({ herald_export: 1, project: created.id, vapid_public: created.vapid_public, vapid_private: expect.any(String) })
+    // Ids made in the same millisecond have no order between them: compared by endpoint.
+    expect(lines.map((line) => [line.endpoint, line.keys, line.external_id, line.source]).sort()).toEqual([1, 2].map((i) => [`https://fcm.googleapis.com/fcm/send/cli-${i}`, { p256dh: `p${i}`, auth: `a${i}` }, `u${i}`, 'import']))
+  }, STEP_TIMEOUT * 4)
 })
