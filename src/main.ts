@@ -9,6 +9,7 @@ import { DataDirLockedError } from './platform/db/data-dir-lock.ts'
 import { migrate } from './platform/db/migrate.ts'
 import { runProjectCommand, PROJECT_COMMANDS_HELP } from './projects/cli.ts'
 import { VERSION } from './platform/version.ts'
+import { runSubscriberCommand, SUBSCRIBER_COMMANDS_HELP } from './subscribers/cli.ts'
 
 const HELP = `herald: self-hosted web push notifications
 
@@ -18,7 +19,7 @@ const HELP = `herald: self-hosted web push notifications
   herald doctor                          check this configuration before going live (public URL,
                                          VAPID subject, operator token, database and migrations,
                                          clock, Redis, ports); exits 1 when a check fails
-${PROJECT_COMMANDS_HELP}
+${PROJECT_COMMANDS_HELP}${SUBSCRIBER_COMMANDS_HELP}
   herald dev push-service [--port N] [--delay-ms N] [--host H] [--public-url URL]
                                          run a web push service for development: hands out
                                          subscriptions, verifies VAPID, decrypts and records
@@ -64,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
       return 0
     }
     await migrate(db)
-    const handled = await runProjectCommand(db, config, command, rest)
+    const handled = (await runProjectCommand(db, config, command, rest)) ?? (await runSubscriberCommand(db, config, command, rest))
     if (handled === null) {
       console.error(`Unknown command "${[command, ...rest].join(' ')}".\n\n${HELP}`)
       return 2

@@ -19,7 +19,7 @@ interface Row {
 function readTable(markdown: string): Row[] {
   return markdown.split('\n').filter((line) => /^\| `[a-z_]+` \|/.test(line)).map((line) => {
     const cells = line.split('|').slice(1, -1).map((cell) => cell.trim())
-    const routes = [...(cells[3] ?? '').matchAll(/`(GET|POST|PATCH|DELETE) (\/[^`\s]*)`/g)]
+    const routes = [...(cells[3] ?? '').matchAll(/`(GET|POST|PUT|PATCH|DELETE) (\/[^`\s]*)`/g)]
       .map((m) => `${m[1]} ${m[2]!.replace(/:([a-z_]+)/g, '{$1}')}`)
     return { code: cells[0]!.replace(/`/g, ''), status: Number(cells[1]), routes }
   })

@@ -63,7 +63,7 @@ async function populate(project: TestProject, tag: string): Promise<RouteIds> {
 }
 
 function send(route: BearerRouteCase, ids: RouteIds, headers: Record<string, string>) {
-  return t.app.inject({ method: route.method, url: route.url(ids), headers, payload: route.body?.(ids) })
+  return t.app.inject({ method: route.method, url: route.url(ids), headers: { ...headers, ...route.headers }, payload: route.body?.(ids) })
 }
 
 /** Deletes last, and the group's own delete after those that need the group. */

@@ -24,7 +24,7 @@ async function call(name: string, options: InjectOptions): Promise<LightMyReques
 }
 
 function request(route: RouteCase, ids: RouteIds, headers: Record<string, string>): Promise<LightMyRequestResponse> {
-  return call(routeName(route), { method: route.method, url: route.url(ids), headers, payload: route.body?.(ids) })
+  return call(routeName(route), { method: route.method, url: route.url(ids), headers: { ...headers, ...route.headers }, payload: route.body?.(ids) })
 }
 
 /** A project with one of everything: a group with a member, a scheduled broadcast, a webhook. */
@@ -301,7 +301,8 @@ describe('CORS: browser routes answer it, bearer and operator routes never do', 
       }
       const auth = kind === 'bearer' ? c.auth : { authorization: `Bearer ${ADMIN_TOKEN}` }
       const res = await request(route, kind === 'bearer' ? cIds : { ...cIds, apiKeyId: c.apiKeyId }, { ...auth, origin: ORIGIN })
-      expect(res.statusCode).toBeLessThan(300)
+      if (route.populated) expect([res.statusCode, res.json().error.code]).toEqual([route.populated.status, route.populated.code])
+      else expect(res.statusCode).toBeLessThan(300)
       expect(res.headers['access-control-allow-origin']).toBeUndefined()
     },
   )
@@ -353,10 +354,14 @@ describe('no response body leaks a secret or a stack trace', () => {
     for (const { name, res } of responses) {
       const body = res.body
       expect(body, name).not.toMatch(/"stack"|\n\s+at |node_modules|\.ts:\d+/)
-      expect(body, name).not.toContain('vapid_private')
+      // The one exception, on purpose (issue 23): the operator's export hands a
+      // project's VAPID pair over, so another sender can take over; only with
+      // the operator token (a 200), and it stays a secret everywhere else.
+      const handsKeysOver = name === 'GET /admin/v1/projects/:id/subscribers/export' && res.statusCode === 200
+      if (!handsKeysOver) expect(body, name).not.toContain('vapid_private')
       expect(body, name).not.toContain('"hash"')
       for (const hash of hashes) expect(body, name).not.toContain(hash)
-      for (const key of vapidPrivate) expect(body, name).not.toContain(key)
+      if (!handsKeysOver) for (const key of vapidPrivate) expect(body, name).not.toContain(key)
       // A's webhook secret was shown once, at creation (in setup); never again.
       if (name !== 'setup') expect(body, name).not.toContain(aWebhookSecret)
       // The projects' own keys were never sent by the server (they come from the test helper).

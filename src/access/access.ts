@@ -15,6 +15,7 @@ export const PERMISSIONS = [
   'subscribers:read',
   'subscribers:tags', // change subscribers' tags
   'subscribers:write', // erase subscribers
+  'subscribers:import', // bulk import (issue 23): full keys, owners and admins
   'webhooks:read',
   'webhooks:write',
   'keys:manage', // list, create and revoke the project's API keys

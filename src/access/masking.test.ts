@@ -76,6 +76,22 @@ describe('push endpoints', () => {
     expect(one.body).not.toContain(endpoint)
   })
 
+  it.each(whole)('%s gets them whole in the export, NDJSON and CSV', async (who) => {
+    expect((await get('/v1/subscribers/export', who)).body).toContain(JSON.stringify(endpoint))
+    expect((await get('/v1/subscribers/export?format=csv', who)).body).toContain(endpoint)
+  })
+
+  it.each(masked)('%s gets them masked in the export, NDJSON and CSV (an export is no way around the list)', async (who) => {
+    const ndjson = await get('/v1/subscribers/export', who)
+    expect(ndjson.statusCode).toBe(200)
+    expect(ndjson.body).toContain(JSON.stringify(maskEndpoint(endpoint)))
+    expect(ndjson.body).not.toContain(endpoint)
+    const csv = await get('/v1/subscribers/export?format=csv', who)
+    expect(csv.statusCode).toBe(200)
+    expect(csv.body).toContain(maskEndpoint(endpoint))
+    expect(csv.body).not.toContain(endpoint)
+  })
+
   it('the subscriber PATCH answers: masked to an editor (who may tag but not erase), whole to a subscribers key', async () => {
     const patch = (who: string) => t.app.inject({ method: 'PATCH', url: `/v1/subscribers/${subscriberId}`, headers: headersOf.get(who), payload: { tags: { plan: 'pro' } } })
     const byEditor = await patch('user:editor')

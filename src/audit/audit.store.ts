@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'broadcast.cancel',
   'subscriber.erase',
   'subscriber.tags',
+  'subscriber.import',
   'group.create',
   'group.update',
   'group.delete',

@@ -46,6 +46,7 @@ export const ERRORS = {
   invite_sign_in_required: { status: 409, message: 'This email already has an account: sign in with it, then accept the invite. No password is taken here.' },
   broadcast_not_cancelable: { status: 409, message: 'Only a scheduled broadcast that has not fired can be canceled.' },
   broadcast_not_stoppable: { status: 409, message: 'The broadcast is already over (sent, failed or canceled): there is nothing to stop.' },
+  vapid_keys_in_use: { status: 409, message: "The project has active subscribers, whose subscriptions are bound to its current VAPID public key: replacing the pair would stop every push to them." },
   idempotency_key_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry in a moment.' },
   payload_too_large: { status: 413, message: 'The body is too large.' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used in the last 24 hours with a different request body.' },

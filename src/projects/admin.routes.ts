@@ -20,6 +20,7 @@ import {
   ProjectList,
   ProjectParams,
   UpdateProjectBody,
+  VapidKeysBody,
 } from './admin.schemas.ts'
 import {
   createProjectApiKey,
@@ -27,6 +28,7 @@ import {
   getProject,
   listProjectApiKeys,
   listProjectsForOperator,
+  replaceVapidKeys,
   revokeProjectApiKey,
   updateProjectSettings,
 } from './admin.service.ts'
@@ -35,6 +37,11 @@ import { CreatedInvite, CreatedPasswordReset, CreatePasswordResetBody, InviteBod
 import { createPasswordReset } from '../accounts/passwords.service.ts'
 import { createInvite } from '../accounts/invites.service.ts'
 import { auditContext, OPERATOR } from '../audit/audit-context.ts'
+import { Readable } from 'node:stream'
+import { ExportBody, ExportQuery } from '../subscribers/subscribers.schemas.ts'
+import { exportSubscribers } from '../subscribers/export.service.ts'
+import { EXPORT_CONTENT_TYPES } from '../subscribers/subscribers.routes.ts'
+import { findProjectKeys } from './projects.store.ts'
 
 const tags = ['admin']
 const security = [{ adminToken: [] }]
@@ -50,7 +57,7 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
 
   app.post(
     '/admin/v1/projects',
-    { onRequest, schema: { operationId: 'createProject', tags, security, summary: 'Create a project and its first API key', body: CreateProjectBody, response: { 201: CreatedProject, 400: ErrorBody, 401: ErrorBody } } },
+    { onRequest, schema: { operationId: 'createProject', tags, security, summary: 'Create a project and its first API key, with a fresh or an imported VAPID pair', body: CreateProjectBody, response: { 201: CreatedProject, 400: ErrorBody, 401: ErrorBody } } },
     async (request, reply) => reply.code(201).send(await createProjectForOperator(db, request.body)),
   )
 
@@ -83,6 +90,49 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request) => updateProjectSettings(db, config, auditContext(request, OPERATOR), request.params.id, request.body),
+  )
+
+  app.put(
+    '/admin/v1/projects/:id/vapid-keys',
+    {
+      onRequest,
+      schema: {
+        operationId: 'replaceProjectVapidKeys',
+        tags,
+        security,
+        summary: "Replace a project's VAPID key pair with an imported one, while it has no active subscriber",
+        description: 'The pair is checked (the public key must be the private key\'s point on P-256), else 400 naming the field. Refused with 409 vapid_keys_in_use once the project has active subscribers: their subscriptions are bound to the current public key.',
+        params: ProjectParams,
+        body: VapidKeysBody,
+        response: { 200: Project, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+      },
+    },
+    async (request) => replaceVapidKeys(db, auditContext(request, OPERATOR), request.params.id, request.body),
+  )
+
+  app.get(
+    '/admin/v1/projects/:id/subscribers/export',
+    {
+      onRequest,
+      schema: {
+        operationId: 'exportProjectSubscribers',
+        tags,
+        security,
+        summary: "Export a project's subscribers with their keys and the project's VAPID pair, so another sender can take over",
+        description: 'As GET /v1/subscribers/export, plus keys { p256dh, auth } on each line (p256dh and auth columns in CSV). The NDJSON form starts with one line { herald_export: 1, project, vapid_public, vapid_private }, which POST /v1/subscribers/import skips. It holds secrets: keep the file as you keep the private key.',
+        params: ProjectParams,
+        querystring: ExportQuery,
+        response: { 200: ExportBody, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const keys = await findProjectKeys(db, request.params.id)
+      if (!keys) throw new AppError('project_not_found', `No project ${request.params.id}.`)
+      const format = request.query.format ?? 'ndjson'
+      reply.type(EXPORT_CONTENT_TYPES[format])
+      // A stream is sent as it comes (never through the serializer); the schema documents its text.
+      return reply.send(Readable.from(exportSubscribers(db, keys.id, { format, vapid: { vapid_public: keys.vapid_public, vapid_private: keys.vapid_private } })) as unknown as string)
+    },
   )
 
   app.get(

@@ -22,11 +22,25 @@ const ProjectId = Type.String({ minLength: 1, maxLength: 64, description: 'prj_â
 export const ProjectParams = Type.Object({ id: ProjectId })
 export const ProjectKeyParams = Type.Object({ id: ProjectId, key_id: Type.String({ minLength: 1, maxLength: 64, description: 'key_â€¦' }) })
 
+// An imported VAPID pair (issue 23), in the form `web-push generate-vapid-keys`
+// prints: base64url, padding allowed. Lengths and the curve are checked by
+// checkVapidKeyPair, whose errors say which. The bounds leave room for padding.
+const VapidPrivate = Type.String({ minLength: 1, maxLength: 64, description: 'base64url P-256 private key (32 bytes); give it with vapid_public to import an existing pair' })
+const VapidPublic = Type.String({ minLength: 1, maxLength: 128, description: 'base64url uncompressed P-256 public key (65 bytes), the point of vapid_private' })
+
+export const VapidKeysBody = Type.Object(
+  { vapid_private: VapidPrivate, vapid_public: VapidPublic },
+  { additionalProperties: false },
+)
+export type VapidKeysBody = Static<typeof VapidKeysBody>
+
 export const CreateProjectBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: PROJECT_NAME_MAX }),
     plan: Type.Optional(PlanName),
     domain: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: DOMAIN_MAX }), Type.Null()])),
+    vapid_private: Type.Optional(VapidPrivate),
+    vapid_public: Type.Optional(VapidPublic),
   },
   { additionalProperties: false },
 )

@@ -2,7 +2,7 @@
 // the `herald projects|keys` CLI, so both answer the same JSON.
 import type { Config } from '../platform/config.ts'
 import type { Database } from '../platform/db/database.ts'
-import { AppError } from '../platform/errors.ts'
+import { AppError, invalidField } from '../platform/errors.ts'
 import { resolveMedia } from '../media/media.service.ts'
 import type {
   ApiKeyList,
@@ -15,6 +15,7 @@ import type {
   Project,
   ProjectList,
   UpdateProjectBody,
+  VapidKeysBody,
 } from './admin.schemas.ts'
 import { LIMIT_FIELDS } from './admin.schemas.ts'
 import { effectiveLimits, type LimitOverrides } from './plans.ts'
@@ -26,12 +27,15 @@ import {
   listApiKeys,
   listProjectsPage,
   updateProject,
+  updateVapidKeys,
   type ProjectRow,
 } from './projects.store.ts'
 import { projectUsage, type ProjectUsage } from './usage.store.ts'
 import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
+import { lockActiveCount } from '../subscribers/subscribers.store.ts'
+import { checkVapidKeyPair, type VapidKeyPair } from './vapid-keys.ts'
 
 export const DEFAULT_PAGE_SIZE = 50
 
@@ -79,8 +83,16 @@ async function requireProject(db: Database, id: string): Promise<ProjectRow> {
   return row
 }
 
+/** The imported pair of a create request, checked; undefined when neither half is given (a fresh pair). */
+function importedPair(body: CreateProjectBody): VapidKeyPair | undefined {
+  if (body.vapid_private === undefined && body.vapid_public === undefined) return undefined
+  if (body.vapid_private === undefined) throw invalidField('vapid_private', 'is required with vapid_public: import both halves of the pair')
+  if (body.vapid_public === undefined) throw invalidField('vapid_public', 'is required with vapid_private: import both halves of the pair')
+  return checkVapidKeyPair(body.vapid_private, body.vapid_public)
+}
+
 export async function createProjectForOperator(db: Database, body: CreateProjectBody): Promise<CreatedProject> {
-  const created = await createProject(db, { name: body.name, plan: body.plan, domain: body.domain ?? null })
+  const created = await createProject(db, { name: body.name, plan: body.plan, domain: body.domain ?? null, vapid: importedPair(body) })
   return {
     id: created.project.id,
     name: created.project.name,
@@ -141,6 +153,32 @@ export async function updateProjectSettings(db: Database, config: Config, audit:
       target: { type: 'project', id },
       details: { fields, ...(body.plan !== undefined ? { plan: body.plan } : {}), ...(defaultIcon !== undefined ? { default_icon: defaultIcon } : {}), ...(body.limits !== undefined ? { limits: body.limits } : {}) },
     })
+    return updated
+  })
+  if (!row) throw new AppError('project_not_found', `No project ${id}.`)
+  return projectJson(row, await projectUsage(db, id))
+}
+
+/**
+ * Replaces the project's VAPID pair with an imported one (issue 23), only while
+ * it has no active subscriber: each push subscription is bound to the public
+ * key it was made with, so a new pair would silence all of them. The counter
+ * row stays locked until commit, so a subscribe cannot slip in between the
+ * check and the change.
+ */
+export async function replaceVapidKeys(db: Database, audit: AuditContext, id: string, body: VapidKeysBody): Promise<Project> {
+  const pair = checkVapidKeyPair(body.vapid_private, body.vapid_public)
+  await requireProject(db, id)
+  const row = await db.transaction(async (tx) => {
+    const current = await findProjectForUpdate(tx, id)
+    if (!current) throw new AppError('project_not_found', `No project ${id}.`)
+    const active = await lockActiveCount(tx, id)
+    if (active > 0) {
+      throw new AppError('vapid_keys_in_use', `Project ${id} has ${active} active subscribers bound to its current VAPID public key; replacing the pair would stop every push to them.`, { active_subscribers: active })
+    }
+    const updated = await updateVapidKeys(tx, id, { vapid_public: pair.publicKey, vapid_private: pair.privateKey })
+    // The public key is public; the private key never goes into the log.
+    await recordAudit(tx, { projectId: id, context: audit, action: 'project.update', target: { type: 'project', id }, details: { fields: ['vapid_keys'], vapid_public: pair.publicKey } })
     return updated
   })
   if (!row) throw new AppError('project_not_found', `No project ${id}.`)

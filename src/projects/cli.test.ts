@@ -12,6 +12,7 @@ import { openDatabase, type Database } from '../platform/db/database.ts'
 import { lookupPrefix } from './api-keys.ts'
 import { PLANS } from './plans.ts'
 import { findActiveKeyByPrefix } from './projects.store.ts'
+import { generateVapidKeys } from './vapid-keys.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx')
@@ -176,4 +177,42 @@ describe('herald CLI', () => {
     expect(run.stdout).toBe('')
     expect(JSON.parse(run.stderr)).toEqual({ error: { code: 'project_not_found', message: expect.any(String) } })
   }, STEP_TIMEOUT)
+
+  it('projects create --vapid-private --vapid-public imports the pair; set-vapid-keys replaces it and refuses a mismatched one', async () => {
+    // KEY=VALUE: a base64url key starts with '-' one time in 64, which parseArgs would take for an option.
+    const imported = generateVapidKeys()
+    const out = json(await herald('projects', 'create', '--name', 'Moved', `--vapid-private=${imported.privateKey}`, `--vapid-public=${imported.publicKey}`))
+    expect(out.vapid_public).toBe(imported.publicKey)
+    const next = generateVapidKeys()
+    const replaced = json(await herald('projects', 'set-vapid-keys', out.id, `--vapid-private=${next.privateKey}`, `--vapid-public=${next.publicKey}`))
+    expect(replaced).toMatchObject({ id: out.id, vapid_public: next.publicKey })
+    const mismatched = await herald('projects', 'set-vapid-keys', out.id, `--vapid-private=${imported.privateKey}`, `--vapid-public=${next.publicKey}`)
+    expect(mismatched.code).toBe(1)
+    expect(JSON.parse(mismatched.stderr).error).toMatchObject({ code: 'invalid_request', issues: [{ path: 'vapid_public' }] })
+    await withDatabase(async (db) => {
+      const row = (await db.query<{ vapid_private: string }>('SELECT vapid_private FROM projects WHERE id = $1', [out.id])).rows[0]
+      expect(row.vapid_private).toBe(next.privateKey)
+    })
+  }, STEP_TIMEOUT * 3)
+
+  it('subscribers import FILE imports it (idempotent), and subscribers export --keys writes it back with the VAPID pair first', async () => {
+    const created = json(await herald('projects', 'create', '--name', 'Moving'))
+    const file = path.join(os.tmpdir(), `herald-import-${process.pid}.ndjson`)
+    const sub = (i: number) => JSON.stringify({ endpoint: `https://fcm.googleapis.com/fcm/send/cli-${i}`, keys: { p256dh: `p${i}`, auth: `a${i}` }, external_id: `u${i}` })
+    fs.writeFileSync(file, `${sub(1)}\n{oops\n${sub(2)}\n`)
+    try {
+      expect(json(await herald('subscribers', 'import', file, '--project', created.id))).toEqual({
+        imported: 2, updated: 0, skipped: 1, errors: [{ line: 2, field: '(line)', reason: 'is not valid JSON' }],
+      })
+      expect(json(await herald('subscribers', 'import', file, '--project', created.id))).toMatchObject({ imported: 0, updated: 0, skipped: 1 })
+    } finally {
+      fs.rmSync(file, { force: true })
+    }
+    const out = await herald('subscribers', 'export', '--project', created.id, '--keys')
+    expect(out.code, out.stderr).toBe(0)
+    const [head, ...lines] = out.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+    expect(head).toMatchObject({ herald_export: 1, project: created.id, vapid_public: created.vapid_public, vapid_private: expect.any(String) })
+    // Ids made in the same millisecond have no order between them: compared by endpoint.
+    expect(lines.map((line) => [line.endpoint, line.keys, line.external_id, line.source]).sort()).toEqual([1, 2].map((i) => [`https://fcm.googleapis.com/fcm/send/cli-${i}`, { p256dh: `p${i}`, auth: `a${i}` }, `u${i}`, 'import']))
+  }, STEP_TIMEOUT * 4)
 })

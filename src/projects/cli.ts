@@ -20,6 +20,7 @@ import {
   LIMIT_FIELDS,
   ListProjectsQuery,
   UpdateProjectBody,
+  VapidKeysBody,
   type LimitsPatch,
 } from './admin.schemas.ts'
 import {
@@ -28,12 +29,18 @@ import {
   getProject,
   listProjectApiKeys,
   listProjectsForOperator,
+  replaceVapidKeys,
   revokeProjectApiKey,
   updateProjectSettings,
 } from './admin.service.ts'
 
 export const PROJECT_COMMANDS_HELP = `
   herald projects create --name NAME [--plan free|hobby|plus|pro|max] [--domain DOMAIN]
+                         [--vapid-private=KEY --vapid-public=KEY]   import an existing
+                         VAPID pair (base64url, as web-push generate-vapid-keys prints;
+                         write KEY after '=', since a key may start with '-')
+  herald projects set-vapid-keys PROJECT_ID --vapid-private=KEY --vapid-public=KEY
+                         replace the pair while the project has no active subscriber
   herald projects list [--limit 1-100] [--cursor PROJECT_ID]
   herald projects get PROJECT_ID
   herald projects update PROJECT_ID [--plan PLAN] [--default-icon URL|null]
@@ -95,11 +102,17 @@ function parseLimits(items: string[]): LimitsPatch {
 async function projects(db: Database, config: Config, sub: string | undefined, args: string[]): Promise<unknown> {
   switch (sub) {
     case 'create': {
-      const { values } = parse(args, { name: { type: 'string' }, plan: { type: 'string' }, domain: { type: 'string' } }, [])
+      const { values } = parse(
+        args,
+        { name: { type: 'string' }, plan: { type: 'string' }, domain: { type: 'string' }, 'vapid-private': { type: 'string' }, 'vapid-public': { type: 'string' } },
+        [],
+      )
       if (values.name === undefined) throw new UsageError('--name is required')
       const body: Record<string, unknown> = { name: values.name }
       if (values.plan !== undefined) body.plan = values.plan
       if (values.domain !== undefined) body.domain = values.domain
+      if (values['vapid-private'] !== undefined) body.vapid_private = values['vapid-private']
+      if (values['vapid-public'] !== undefined) body.vapid_public = values['vapid-public']
       return createProjectForOperator(db, check(CreateProjectBody, body))
     }
     case 'list': {
@@ -126,8 +139,14 @@ async function projects(db: Database, config: Config, sub: string | undefined, a
       if (values.limit !== undefined) body.limits = parseLimits(values.limit as string[])
       return updateProjectSettings(db, config, CLI_AUDIT_CONTEXT, positionals[0], check(UpdateProjectBody, body))
     }
+    case 'set-vapid-keys': {
+      const { values, positionals } = parse(args, { 'vapid-private': { type: 'string' }, 'vapid-public': { type: 'string' } }, ['PROJECT_ID'])
+      for (const name of ['vapid-private', 'vapid-public']) if (values[name] === undefined) throw new UsageError(`--${name} is required`)
+      const body = check<VapidKeysBody>(VapidKeysBody, { vapid_private: values['vapid-private'], vapid_public: values['vapid-public'] })
+      return replaceVapidKeys(db, CLI_AUDIT_CONTEXT, positionals[0], body)
+    }
     default:
-      throw new UsageError(`unknown command "projects ${sub ?? ''}"; expected create, list, get or update`)
+      throw new UsageError(`unknown command "projects ${sub ?? ''}"; expected create, list, get, update or set-vapid-keys`)
   }
 }
 

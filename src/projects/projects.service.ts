@@ -6,12 +6,14 @@ import type { KeyScope } from '../access/access.ts'
 import { generateApiKey } from './api-keys.ts'
 import type { PlanName } from './plans.ts'
 import { findProjectById, insertApiKey, insertProject, type ApiKeyRow, type ProjectRow } from './projects.store.ts'
-import { generateVapidKeys } from './vapid-keys.ts'
+import { generateVapidKeys, type VapidKeyPair } from './vapid-keys.ts'
 
 export interface CreateProjectInput {
   name: string
   plan?: PlanName
   domain?: string | null
+  /** An imported pair, already checked (checkVapidKeyPair); a fresh one when absent. */
+  vapid?: VapidKeyPair
 }
 
 export interface CreatedProject {
@@ -21,7 +23,7 @@ export interface CreatedProject {
 }
 
 export async function createProject(db: Database, input: CreateProjectInput): Promise<CreatedProject> {
-  const vapid = generateVapidKeys()
+  const vapid = input.vapid ?? generateVapidKeys()
   return db.transaction(async (tx) => {
     const project = await insertProject(tx, {
       id: newId('prj'),

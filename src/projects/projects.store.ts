@@ -95,6 +95,15 @@ export async function updateProject(q: Queryable, id: string, patch: ProjectPatc
   return result.rows[0] ?? null
 }
 
+/** Sets a project's VAPID pair; the caller has checked it and that no subscription depends on the old one. */
+export async function updateVapidKeys(q: Queryable, id: string, keys: { vapid_public: string; vapid_private: string }): Promise<ProjectRow | null> {
+  const result = await q.query<ProjectRow>(
+    `UPDATE projects SET vapid_public = $2, vapid_private = $3 WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
+    [id, keys.vapid_public, keys.vapid_private],
+  )
+  return result.rows[0] ?? null
+}
+
 export async function insertApiKey(q: Queryable, row: Omit<ApiKeyRow, 'created_at' | 'revoked_at' | 'last_used_at' | 'created_by_email'>): Promise<ApiKeyRow> {
   const result = await q.query<ApiKeyRow>(
     `INSERT INTO api_keys (id, project_id, name, prefix, hash, scope, created_by_type, created_by_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLUMNS}`,

@@ -25,11 +25,54 @@ import type { FastifyRequest } from 'fastify'
 
 /** Endpoints whole only for actors who may erase subscribers; masked for the others (issue 22). */
 const view = (request: FastifyRequest): service.SubscriberView => ({ endpoints: request.actor !== undefined && allows(request.actor, SEES_PUSH_ENDPOINTS) })
+import { invalidField } from '../platform/errors.ts'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { ImportResult } from './import.schemas.ts'
+import { importSubscribers, type ImportFormat } from './import.service.ts'
+import { Readable } from 'node:stream'
+import { exportSubscribers } from './export.service.ts'
+import { ExportBody, ExportQuery } from './subscribers.schemas.ts'
+
+export const EXPORT_CONTENT_TYPES = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const
 
 const tags = ['subscribers']
 const security = [{ apiKey: [] }]
 
+/** The import's format from its content type; null for any other type. */
+function importFormat(contentType: string | undefined): ImportFormat | null {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+  return type === 'application/x-ndjson' ? 'ndjson' : type === 'text/csv' ? 'csv' : null
+}
+
 export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
+  app.register(async (plugin) => {
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>()
+    // The upload is handed over as the raw stream, never parsed or buffered
+    // whole: import.service.ts reads it line by line and enforces its own
+    // size bound (IMPORT_BODY_MAX_BYTES), so Fastify's bodyLimit does not apply.
+    scope.addContentTypeParser(['application/x-ndjson', 'text/csv'], (_request, payload, done) => done(null, payload))
+    scope.post('/v1/subscribers/import', {
+      onRequest: bearerAuth(ctx, 'subscribers:import'),
+      schema: {
+        operationId: 'importSubscribers',
+        tags,
+        security,
+        summary: 'Import subscriptions from another provider, as NDJSON or CSV',
+        description:
+          'Send Content-Type: application/x-ndjson, one subscription a line: endpoint, keys { p256dh, auth }, and optionally external_id, group_ids or groups (names), tags, created_at. ' +
+          'Each line is checked as POST /v1/subscribe checks its body; bad lines are skipped and reported, the good ones imported. ' +
+          'Or Content-Type: text/csv, a header line naming the columns (endpoint, p256dh, auth, external_id, group_ids, groups, tags, created_at; lists and tags as JSON cells). ' +
+          'Idempotent on endpoint: importing the same file again changes nothing. New subscribers count toward the plan\'s subscriber cap; lines over it are skipped.',
+        response: { 200: ImportResult, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 413: ErrorBody, 429: ErrorBody },
+      },
+    }, async (request) => {
+      // Any other type was parsed by another parser (JSON) or not at all: only NDJSON is a stream here.
+      const format = importFormat(request.headers['content-type'])
+      if (!format) throw invalidField('content-type', 'must be application/x-ndjson or text/csv')
+      return importSubscribers(ctx.db, ctx.config, auditContext(request), request.project, format, request.body as AsyncIterable<Buffer>)
+    })
+  })
+
 
   app.get('/v1/subscribers', {
     onRequest: bearerAuth(ctx, 'subscribers:read'),
@@ -43,6 +86,25 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       response: { 200: SubscriberList, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => service.listSubscribers(ctx.db, request.project.id, request.query, view(request)))
+
+  // Static paths: find-my-way prefers them to /:sid.
+  app.get('/v1/subscribers/export', {
+    onRequest: bearerAuth(ctx, 'subscribers:read'),
+    schema: {
+      operationId: 'exportSubscribers',
+      tags,
+      security,
+      summary: 'Export every subscriber of the project, streamed as NDJSON or CSV (without the keys)',
+      description: 'The keys of each subscription, and the project\'s VAPID pair, are in the operator\'s export only (GET /admin/v1/projects/{id}/subscribers/export). Endpoints are masked, as in the subscriber list, for actors who may not erase subscribers (editors, viewers).',
+      querystring: ExportQuery,
+      response: { 200: ExportBody, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request, reply) => {
+    const format = request.query.format ?? 'ndjson'
+    reply.type(EXPORT_CONTENT_TYPES[format])
+    // A stream is sent as it comes (never through the serializer); the schema documents its text.
+    return reply.send(Readable.from(exportSubscribers(ctx.db, request.project.id, { format, endpoints: view(request).endpoints })) as unknown as string)
+  })
 
   // A static path: find-my-way prefers it to /:sid, and "counts" is never a sub_ id.
   app.get('/v1/subscribers/counts', {

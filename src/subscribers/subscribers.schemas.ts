@@ -64,6 +64,12 @@ export type PushService = Static<typeof PushService>
 export const SubscriberStatus = Type.Union([Type.Literal('active'), Type.Literal('unsubscribed'), Type.Literal('expired')])
 export type SubscriberStatus = Static<typeof SubscriberStatus>
 
+/** How a subscriber arrived (issue 23, migration 0023). */
+export const SubscriberSource = Type.Union([Type.Literal('subscribe'), Type.Literal('import'), Type.Literal('migrated')], {
+  description: 'How the subscriber arrived: subscribe (the SDK or POST /v1/subscribe), import (POST /v1/subscribers/import), or migrated (moved over from another provider\'s key by the SDK).',
+})
+export type SubscriberSource = Static<typeof SubscriberSource>
+
 /** Browser routes take the project as ?project= or the X-Service-Project header (api.md §5). */
 export const ProjectQuery = Type.Object({
   project: Type.Optional(Type.String({ description: 'The project id, prj_…; or send the X-Service-Project header.' })),
@@ -112,6 +118,7 @@ export const Subscriber = Type.Object({
   tags: Tags,
   created_at: Type.Integer({ description: 'Unix ms' }),
   last_seen_at: Type.Integer({ description: 'Unix ms: the last subscribe from this browser (the first, or a repeat that refreshed it).' }),
+  source: SubscriberSource,
 })
 export type Subscriber = Static<typeof Subscriber>
 
@@ -121,6 +128,7 @@ export const PAGE_LIMIT_MAX = 100
 
 export const ListSubscribersQuery = Type.Object({
   status: Type.Optional(SubscriberStatus),
+  source: Type.Optional(SubscriberSource),
   external_id: Type.Optional(ExternalId),
   external_id_contains: Type.Optional(Type.String({
     minLength: 1,
@@ -169,3 +177,13 @@ export const Updated = Type.Object({ updated: Type.Integer({ description: 'Subsc
 
 export const CreatedId = Type.Object({ id: Type.String() })
 export const Deleted = Type.Object({ deleted: Type.Integer() })
+
+/** ?format= of the exports (issue 23). */
+export const ExportQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson', description: 'ndjson (default): one JSON object a line; csv: a header line, then one subscription a line.' })),
+})
+export type ExportQuery = Static<typeof ExportQuery>
+
+export const ExportBody = Type.String({
+  description: 'The stream: every subscription of the project, oldest first, with endpoint, external_id, status, groups (names), tags, source, created_at and last_seen_at (Unix ms), in the form POST /v1/subscribers/import reads.',
+})

@@ -23,6 +23,7 @@ function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Su
     tags: row.tags,
     created_at: row.created_at.getTime(),
     last_seen_at: row.last_seen_at.getTime(),
+    source: row.source,
   }
 }
 
@@ -46,6 +47,7 @@ export async function listSubscribers(
   const { rows, next_cursor } = await readPage(limit, (n) =>
     store.listSubscribers(db, projectId, {
       status: query.status,
+      source: query.source,
       externalId: query.external_id,
       externalIdContains: query.external_id_contains,
       tag: query.tag === undefined ? undefined : parseTagFilter(query.tag),

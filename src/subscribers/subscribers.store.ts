@@ -1,7 +1,7 @@
 // SQL for subscribers. Every query names the project: a subscriber of
 // another project is simply not found.
 import type { Queryable } from '../platform/db/database.ts'
-import type { PushService, SubscriberStatus, Tags } from './subscribers.schemas.ts'
+import type { PushService, SubscriberSource, SubscriberStatus, Tags } from './subscribers.schemas.ts'
 
 export interface SubscriberRow {
   id: string
@@ -15,11 +15,12 @@ export interface SubscriberRow {
   tags: Tags
   created_at: Date
   last_seen_at: Date
+  source: SubscriberSource
 }
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.created_at, s.last_seen_at'
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.created_at, s.last_seen_at, s.source'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -140,6 +141,7 @@ export async function findSubscriber(q: Queryable, projectId: string, id: string
 
 export interface SubscriberFilter {
   status?: SubscriberStatus
+  source?: SubscriberSource
   externalId?: string
   /** A case-insensitive substring of external_id. */
   externalIdContains?: string
@@ -158,6 +160,10 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
   if (filter.status) {
     params.push(filter.status)
     where.push(`s.status = $${params.length}`)
+  }
+  if (filter.source) {
+    params.push(filter.source)
+    where.push(`s.source = $${params.length}`)
   }
   if (filter.externalId) {
     params.push(filter.externalId)

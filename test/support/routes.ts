@@ -2,8 +2,9 @@
 // runs the same checks over each (and fails when a route is registered that
 // these tables do not list). URLs are built from one project's ids.
 import { subscription } from '../../src/subscribers/subscribers.fixtures.ts'
+import { generateVapidKeys } from '../../src/projects/vapid-keys.ts'
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 /** One project's data that routes with an id in the path (or body) point at. */
 export interface RouteIds {
@@ -29,7 +30,11 @@ export interface RouteCase {
   /** The path as registered, with :placeholders. */
   path: string
   url(ids: RouteIds): string
-  body?(ids: RouteIds): Record<string, unknown>
+  body?(ids: RouteIds): Record<string, unknown> | string
+  /** Headers beside authentication, e.g. the content type of a body that is not JSON. */
+  headers?: Record<string, string>
+  /** What the route answers, by design, on a project populated with a subscriber when that is not a success. */
+  populated?: { status: number; code: string }
 }
 
 export interface BearerRouteCase extends RouteCase {
@@ -94,6 +99,16 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
     url: (ids) => `/v1/subscribers/by-external-id/${ids.externalId}`,
     body: () => ({ tags: { swept: true }, merge: true }),
     foreign: notFound('subscriber_not_found'),
+  },
+  { method: 'GET', path: '/v1/subscribers/export', url: () => '/v1/subscribers/export', foreign: { status: 200 } },
+  {
+    // Another project's key imports into its own project: the endpoint is just data.
+    method: 'POST',
+    path: '/v1/subscribers/import',
+    url: () => '/v1/subscribers/import',
+    headers: { 'content-type': 'application/x-ndjson' },
+    body: () => `${JSON.stringify(subscription())}\n`,
+    foreign: { status: 200 },
   },
   {
     method: 'DELETE',
@@ -193,6 +208,17 @@ export const ADMIN_ROUTES: RouteCase[] = [
   },
   // The account the route above just invited (an account exists once invited): a reset link for it answers 201.
   { method: 'POST', path: '/admin/v1/users/password-reset', url: () => '/admin/v1/users/password-reset', body: () => ({ email: lastInvitedOwner }) },
+  { method: 'GET', path: '/admin/v1/projects/:id/subscribers/export', url: (ids) => `/admin/v1/projects/${ids.project}/subscribers/export` },
+  {
+    method: 'PUT',
+    path: '/admin/v1/projects/:id/vapid-keys',
+    url: (ids) => `/admin/v1/projects/${ids.project}/vapid-keys`,
+    populated: { status: 409, code: 'vapid_keys_in_use' },
+    body: () => {
+      const keys = generateVapidKeys()
+      return { vapid_private: keys.privateKey, vapid_public: keys.publicKey }
+    },
+  },
   {
     method: 'DELETE',
     path: '/admin/v1/projects/:id/api-keys/:key_id',

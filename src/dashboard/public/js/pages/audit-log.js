@@ -10,7 +10,7 @@ const PAGE = 50
 /** The select's choices: a kind (a prefix ending with a dot) and the actions under it. */
 const ACTIONS = {
   'broadcast.': ['broadcast.send', 'broadcast.schedule', 'broadcast.stop', 'broadcast.cancel'],
-  'subscriber.': ['subscriber.erase', 'subscriber.tags'],
+  'subscriber.': ['subscriber.erase', 'subscriber.tags', 'subscriber.import'],
   'group.': ['group.create', 'group.update', 'group.delete', 'group.members.add', 'group.members.remove'],
   'webhook.': ['webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate_secret', 'webhook.test'],
   'api_key.': ['api_key.create', 'api_key.revoke'],

@@ -1,0 +1,85 @@
+// GET /v1/subscribers/export and the operator's twin (issue 23): every
+// subscription of the project, streamed as NDJSON or CSV, in the form
+// POST /v1/subscribers/import reads back. The operator's form also carries each
+// subscription's keys and, as its first NDJSON line, the project's VAPID pair:
+// with both, another sender can push to every subscriber without one of them
+// subscribing again.
+import type { Database } from '../platform/db/database.ts'
+import { maskEndpoint } from '../access/masking.ts'
+import { exportPage, type ExportRow } from './export.store.ts'
+
+/** Rows per query: a page of a few MB at most, a few hundred queries for a million subscribers. */
+export const EXPORT_PAGE_SIZE = 5000
+
+export type ExportFormat = 'ndjson' | 'csv'
+
+export interface ExportOptions {
+  format: ExportFormat
+  /** The operator's export: each subscription's keys, and the VAPID pair first (NDJSON). */
+  vapid?: { vapid_public: string; vapid_private: string }
+  /**
+   * False for an actor who may not see push endpoints whole (an editor, a
+   * viewer): each endpoint is masked as in the subscriber list, since an
+   * endpoint is enough to unsubscribe its browser (issue 22). Default true.
+   */
+  endpoints?: boolean
+}
+
+const CSV_COLUMNS = ['endpoint', 'p256dh', 'auth', 'external_id', 'status', 'groups', 'tags', 'source', 'created_at', 'last_seen_at']
+
+function lineObject(row: ExportRow, withKeys: boolean, endpoint: string): Record<string, unknown> {
+  return {
+    endpoint,
+    ...(withKeys ? { keys: { p256dh: row.p256dh, auth: row.auth } } : {}),
+    external_id: row.external_id,
+    status: row.status,
+    groups: row.groups,
+    tags: row.tags,
+    source: row.source,
+    created_at: row.created_at.getTime(),
+    last_seen_at: row.last_seen_at.getTime(),
+  }
+}
+
+/** One CSV cell, quoted when it holds a comma, a quote or a line break (RFC 4180). */
+function cell(value: string | number): string {
+  const text = String(value)
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
+}
+
+function csvLine(cells: Array<string | number>): string {
+  return `${cells.map(cell).join(',')}\n`
+}
+
+function csvRow(row: ExportRow, withKeys: boolean, endpoint: string): string {
+  return csvLine([
+    endpoint,
+    ...(withKeys ? [row.p256dh, row.auth] : []),
+    row.external_id ?? '',
+    row.status,
+    row.groups.length > 0 ? JSON.stringify(row.groups) : '',
+    JSON.stringify(row.tags),
+    row.source,
+    row.created_at.getTime(),
+    row.last_seen_at.getTime(),
+  ])
+}
+
+/** The export, a line at a time; the caller streams it out. */
+export async function* exportSubscribers(db: Database, projectId: string, options: ExportOptions): AsyncGenerator<string> {
+  const withKeys = options.vapid !== undefined
+  const endpointOf = options.endpoints === false ? (row: ExportRow) => maskEndpoint(row.endpoint) : (row: ExportRow) => row.endpoint
+  if (options.format === 'csv') yield csvLine(withKeys ? CSV_COLUMNS : CSV_COLUMNS.filter((c) => c !== 'p256dh' && c !== 'auth'))
+  else if (options.vapid) yield `${JSON.stringify({ herald_export: 1, project: projectId, vapid_public: options.vapid.vapid_public, vapid_private: options.vapid.vapid_private })}\n`
+  let after: string | null = null
+  for (;;) {
+    const rows = await exportPage(db, projectId, after, EXPORT_PAGE_SIZE)
+    if (rows.length === 0) return
+    let chunk = ''
+    for (const row of rows) {
+      chunk += options.format === 'csv' ? csvRow(row, withKeys, endpointOf(row)) : `${JSON.stringify(lineObject(row, withKeys, endpointOf(row)))}\n`
+    }
+    yield chunk
+    after = rows[rows.length - 1]!.id
+  }
+}
