@@ -7,6 +7,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from './support/app.ts'
 import { ADMIN_ROUTES, BEARER_ROUTES, BROWSER_ROUTES, MEMBER_ROUTES, SESSION_ROUTES, routeName, type RouteCase, type RouteIds } from './support/routes.ts'
 import { subscription } from '../src/subscribers/subscribers.fixtures.ts'
+import { addMember } from './support/members.ts'
 import { clickLinkKey, clickToken } from '../src/broadcasts/click-link.ts'
 
 const ORIGIN = 'https://shop.example.com'
@@ -52,7 +53,10 @@ async function populate(project: TestProject): Promise<RouteIds> {
   }))).broadcast_id
   const webhook = (await ok(await call('setup', { method: 'POST', url: '/v1/webhooks', headers: project.auth, payload: { url: 'https://hooks.example.com/a' } }))).id
   const spareApiKeyId = (await ok(await call('setup', { method: 'POST', url: '/v1/api-keys', headers: project.auth, payload: { name: 'spare' } }))).id
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, apiKeyId: project.apiKeyId, spareApiKeyId }
+  // An account of the project's (a viewer), for the operator's password reset link.
+  const accountEmail = `viewer-${project.id.slice(-6)}@example.com`
+  await addMember(t, project.id, accountEmail, 'viewer')
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, apiKeyId: project.apiKeyId, spareApiKeyId, accountEmail }
 }
 
 /** Every row that belongs to the project, in a stable order. */

@@ -23,6 +23,8 @@ export interface RouteIds {
   /** A member's user id (usr_…) and an open invite's id (inv_…), for the member routes. */
   member?: string
   invite?: string
+  /** The email of an account that exists (a member's), for the operator's password reset link. */
+  accountEmail?: string
 }
 
 export interface RouteCase {
@@ -206,8 +208,8 @@ export const ADMIN_ROUTES: RouteCase[] = [
     url: (ids) => `/admin/v1/projects/${ids.project}/members`,
     body: () => ({ email: (lastInvitedOwner = `owner-${Math.random().toString(36).slice(2)}@example.com`), role: 'owner' }),
   },
-  // The account the route above just invited (an account exists once invited): a reset link for it answers 201.
-  { method: 'POST', path: '/admin/v1/users/password-reset', url: () => '/admin/v1/users/password-reset', body: () => ({ email: lastInvitedOwner }) },
+  // An account that exists (inviting makes none since issue 22: a member's): a reset link for it answers 201.
+  { method: 'POST', path: '/admin/v1/users/password-reset', url: () => '/admin/v1/users/password-reset', body: (ids) => ({ email: ids.accountEmail ?? lastInvitedOwner }) },
   { method: 'GET', path: '/admin/v1/projects/:id/subscribers/export', url: (ids) => `/admin/v1/projects/${ids.project}/subscribers/export` },
   {
     method: 'PUT',
