@@ -7,7 +7,7 @@
 // the crash bound). Nothing lost, nothing counted twice, duplicates within
 // the batches in flight, and the broadcast ends `sent`. PostgreSQL only: the
 // embedded database belongs to one process, so two releases cannot share it.
-// About 45 s once the previous release is built (its first build adds an
+// About 55 s once the previous release is built (its first build adds an
 // `npm ci`, about 25 s), so it runs when HERALD_TEST_UPGRADE=1 (.ci/run), not
 // in every `npm test`.
 import { execFile, execFileSync } from 'node:child_process'
@@ -26,7 +26,7 @@ import { startWorkerProcess, type WorkerProcess } from './support/worker-process
 const run = promisify(execFile)
 const previous = JSON.parse(fs.readFileSync(path.join(ROOT, 'release/previous.json'), 'utf8')) as { version: string; commit: string }
 
-const AUDIENCE = 3000
+const AUDIENCE = 4000
 const BATCH = 50
 const CONCURRENCY = 1
 const env = {
@@ -79,8 +79,9 @@ describe.skipIf(!enabled)('rolling upgrade from the previous release (HERALD_TES
 
   beforeAll(async () => {
     oldRoot = await previousRelease()
-    // Each push is answered after 400 ms, so the fan-out lasts several seconds.
-    push = await startPushService({ delayMs: 400 })
+    // Each push is answered after 500 ms: the two old workers alone need about 20 s
+    // for the fan-out, room for the new release to start on a busy machine.
+    push = await startPushService({ delayMs: 500 })
     database = await createTestDatabase({ migrated: false })
   }, 320_000)
   afterAll(async () => {
