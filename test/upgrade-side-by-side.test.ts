@@ -8,7 +8,7 @@
 // the batches in flight, and the broadcast ends `sent`. PostgreSQL only: the
 // embedded database belongs to one process, so two releases cannot share it.
 // About 55 s once the previous release is built (its first build adds an
-// `npm ci`, about 25 s), so it runs when HERALD_TEST_UPGRADE=1 (.ci/run), not
+// `npm ci`, 10-25 s), so it runs when HERALD_TEST_UPGRADE=1 (.ci/run), not
 // in every `npm test`.
 import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -53,6 +53,12 @@ async function previousRelease(): Promise<string> {
   if (fs.existsSync(path.join(dir, '.herald-ready'))) return dir
   fs.rmSync(dir, { recursive: true, force: true })
   fs.mkdirSync(dir, { recursive: true })
+  try {
+    execFileSync('git', ['cat-file', '-e', `${previous.commit}^{commit}`], { cwd: ROOT, stdio: 'ignore' })
+  } catch {
+    // A shallow clone (CI's default in many systems) lacks older commits.
+    throw new Error(`commit ${previous.commit} (release ${previous.version}) is not in this repository: fetch its history (git fetch --unshallow)`)
+  }
   const archive = execFileSync('git', ['archive', previous.commit], { cwd: ROOT, maxBuffer: 256 * 1024 * 1024 })
   execFileSync('tar', ['-x', '-C', dir], { input: archive })
   await run('npm', ['ci', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, timeout: 300_000 })
