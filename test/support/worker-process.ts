@@ -22,10 +22,11 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>
 }
 
-export function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}, role: 'worker' | 'api' = 'worker'): WorkerProcess {
+/** `root`: the checkout whose code runs (another release's, for the upgrade test); this one by default. */
+export function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}, role: 'worker' | 'api' = 'worker', root = ROOT): WorkerProcess {
   // node itself with tsx loaded in-process: a signal reaches the worker, not a wrapper.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'serve', '--role', role], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts'), 'serve', '--role', role], {
+    cwd: root,
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,

@@ -67,6 +67,55 @@ export function checkOutboundRules(config: Config): CheckResult {
   )
 }
 
+/** Addresses only a process on this machine connects from. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * HERALD_TRUST_PROXY against where Herald listens. Listening on loopback with
+ * an https:// public URL, Herald sits behind a proxy on this machine (Herald
+ * speaks no TLS): unset, every client is that proxy's 127.0.0.1 to the
+ * sign-in limit, the rate limits and the audit log; set, it must believe
+ * loopback, the only address such a proxy connects from. On a network address
+ * the doctor cannot tell a load balancer from a client, so it says which
+ * addresses are believed and passes.
+ */
+export function checkTrustProxy(config: Config): CheckResult {
+  const name = 'proxy'
+  const entries = config.trustProxy
+  const onLoopback = LOOPBACK_HOSTS.has(config.host)
+  const behindLocalProxy = onLoopback && config.publicUrl.startsWith('https:')
+  if (entries.length === 0) {
+    if (behindLocalProxy) {
+      return fail(
+        name,
+        `HERALD_HOST=${config.host} with an https:// public URL: a proxy on this machine is in front, and without HERALD_TRUST_PROXY every client has its address (one sign-in limit, one rate limit, the audit log shows only ${config.host})`,
+        'set HERALD_TRUST_PROXY=loopback (the proxy connects from 127.0.0.1 or ::1)',
+      )
+    }
+    return ok(name, onLoopback ? `HERALD_TRUST_PROXY not set; HERALD_HOST=${config.host} with a public URL that is not https://: no proxy expected` : `HERALD_TRUST_PROXY not set: the address of each connection is the client's`)
+  }
+  if (onLoopback && !trustsLoopback(entries)) {
+    return fail(
+      name,
+      `HERALD_TRUST_PROXY=${entries.join(',')} names no loopback address, but on HERALD_HOST=${config.host} only a process on this machine connects: X-Forwarded-For is never believed`,
+      'set HERALD_TRUST_PROXY=loopback, or listen where the proxies named connect (HERALD_HOST)',
+    )
+  }
+  return ok(name, `X-Forwarded-For believed from ${entries.join(', ')}`)
+}
+
+function trustsLoopback(entries: string[]): boolean {
+  const trusted = new net.BlockList()
+  for (const entry of entries) {
+    if (entry === 'loopback') return true
+    const [address, bits] = entry.split('/')
+    const type = net.isIPv6(address) ? 'ipv6' : 'ipv4'
+    if (bits === undefined) trusted.addAddress(address, type)
+    else trusted.addSubnet(address, Number(bits), type)
+  }
+  return trusted.check('127.0.0.1', 'ipv4') || trusted.check('::1', 'ipv6')
+}
+
 /** Opens the configured database without creating one: an embedded data directory must exist already. */
 export async function checkDatabase(config: Config, open: () => Promise<Database>): Promise<{ result: CheckResult; db: Database | null }> {
   const name = 'database'

@@ -58,6 +58,8 @@ function goodEnv(): Record<string, string> {
     HERALD_PUBLIC_URL: 'https://push.example.com',
     HERALD_VAPID_SUBJECT: 'mailto:ops@example.com',
     HERALD_ADMIN_TOKEN: STRONG,
+    // On 127.0.0.1 behind an https:// URL: the proxy on this machine is believed.
+    HERALD_TRUST_PROXY: 'loopback',
   }
 }
 
@@ -140,6 +142,24 @@ describe('herald doctor', () => {
     expect(open.check('outbound rules')).toMatchObject({ outcome: 'fail', fix: expect.stringContaining('unset HERALD_ALLOW_PRIVATE_ENDPOINTS') })
     expect(open.exitCode).toBe(1)
     expect((await doctor(goodEnv())).check('outbound rules').outcome).toBe('ok')
+  })
+
+  it('proxy: on loopback behind an https:// URL, unset or naming no loopback address fails; loopback passes; on the network unset passes', async () => {
+    const { HERALD_TRUST_PROXY: _, ...unset } = goodEnv()
+    const missing = await doctor(unset)
+    expect(missing.check('proxy')).toMatchObject({ outcome: 'fail', fix: expect.stringContaining('HERALD_TRUST_PROXY=loopback') })
+    expect(missing.exitCode).toBe(1)
+    const elsewhere = await doctor({ ...goodEnv(), HERALD_TRUST_PROXY: '10.0.0.5,192.168.0.0/16' })
+    expect(elsewhere.check('proxy')).toMatchObject({ outcome: 'fail', detail: expect.stringContaining('names no loopback address') })
+    expect(elsewhere.exitCode).toBe(1)
+    for (const trusted of ['loopback', '127.0.0.1', '::1', '10.0.0.5,127.0.0.0/8']) {
+      expect((await doctor({ ...goodEnv(), HERALD_TRUST_PROXY: trusted })).check('proxy').outcome, trusted).toBe('ok')
+    }
+    // Plain http on loopback (a laptop): no proxy expected, unset passes.
+    expect((await doctor({ ...unset, HERALD_PUBLIC_URL: 'http://localhost:3000' })).check('proxy').outcome).toBe('ok')
+    // Listening on the network: the connection's address is the client's.
+    expect((await doctor({ ...unset, HERALD_HOST: '0.0.0.0' })).check('proxy').outcome).toBe('ok')
+    expect((await doctor({ ...goodEnv(), HERALD_HOST: '0.0.0.0', HERALD_TRUST_PROXY: '10.0.0.5' })).check('proxy')).toMatchObject({ outcome: 'ok', detail: expect.stringContaining('10.0.0.5') })
   })
 
   it('configuration: a setting that does not parse fails, and nothing else is checked', async () => {

@@ -4,7 +4,7 @@
 // load (config.ts), so a setting that does not even parse is reported too.
 import { ConfigError, type Config } from '../config.ts'
 import { openDatabase, type Database } from '../db/database.ts'
-import { checkAdminToken, checkClock, checkDatabase, checkMigrations, checkOutboundRules, checkPorts, checkPublicUrl, checkRedis, checkVapidSubject, type CheckResult } from './checks.ts'
+import { checkAdminToken, checkClock, checkDatabase, checkMigrations, checkOutboundRules, checkPorts, checkPublicUrl, checkRedis, checkTrustProxy, checkVapidSubject, type CheckResult } from './checks.ts'
 
 export interface DoctorOptions {
   /** This machine's clock (tests set it apart from the database's). */
@@ -35,6 +35,7 @@ export async function runDoctor(load: () => Config, options: DoctorOptions = {})
   report(checkVapidSubject(config))
   report(checkAdminToken(config))
   report(checkOutboundRules(config))
+  report(checkTrustProxy(config))
   let db: Database | null = null
   try {
     const database = await checkDatabase(config, () =>
