@@ -1093,7 +1093,7 @@ describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
 })
 
 describe('decisions.md §3: subscribers', () => {
-  it('GET /v1/subscribers/:sid: { id, endpoint, external_id, status, push_service, group_ids, tags, created_at, last_seen_at }', async () => {
+  it('GET /v1/subscribers/:sid: { id, endpoint, external_id, status, push_service, group_ids, tags, source, created_at, last_seen_at }', async () => {
     const p = await newProject()
     const g = await createGroup(p)
     const ep = endpoint()
@@ -1101,7 +1101,7 @@ describe('decisions.md §3: subscribers', () => {
     const res = await bearer(p, 'GET', `/v1/subscribers/${id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
-      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, created_at: expect.any(Number), last_seen_at: expect.any(Number),
+      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, source: 'subscribe', created_at: expect.any(Number), last_seen_at: expect.any(Number),
     })
     expect(Number.isInteger(res.json().created_at)).toBe(true)
     const anon = await subscribe(p)

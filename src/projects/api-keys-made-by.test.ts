@@ -83,7 +83,7 @@ describe('removing a member who made keys', () => {
     expect(res.body).not.toContain(secret)
 
     const entry = (await t.ctx.db.query<{ details: Record<string, unknown> }>("SELECT details FROM audit_log WHERE project_id = $1 AND action = 'member.remove' AND target_id = $2", [p.id, adaId])).rows[0]
-    expect(entry.details).toEqual({ email: 'ada@example.com', role: 'admin', active_api_keys: [kept.id] })
+    expect(entry.details).toEqual({ email: 'ada@example.com', role: 'admin', invites_revoked: 0, active_api_keys: [kept.id] })
 
     // The key keeps working, and the list still says who made it.
     expect((await t.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(kept.api_key) })).statusCode).toBe(200)
