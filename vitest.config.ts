@@ -4,6 +4,7 @@
 // Real-browser tests (*.browser.test.ts) run once, in their own project, on
 // the embedded database: what they test is the page and the worker, and
 // Chromium is heavy for two cores.
+import os from 'node:os'
 import { defineConfig } from 'vitest/config'
 
 const MODES = ['embedded', 'postgres']
@@ -14,9 +15,16 @@ if (modes.includes('postgres') && !process.env.DATABASE_URL) {
   throw new Error('HERALD_TEST_MODES names postgres but DATABASE_URL is not set')
 }
 const BROWSER_TESTS = '**/*.browser.test.ts'
+// Two test files at a time even on two cores (vitest's default there is one):
+// most of a file's time is its own process importing the app and waiting on
+// sockets, so two overlap well. Measured on this 2-core machine, embedded
+// suite with Chromium: 457 s with two, against ~800 s of CPU run one after the
+// other (docs/testing.md). More cores, more files.
+const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1)
 
 export default defineConfig({
   test: {
+    maxWorkers: MAX_WORKERS,
     projects: [
       ...modes.map((mode) => ({
         test: {
