@@ -4,7 +4,7 @@
 // see what happened to the people who can act in it, and nothing of people
 // who cannot (docs/decisions.md "Passwords and account events").
 import type { Queryable } from '../platform/db/database.ts'
-import type { AuditContext } from '../audit/audit-context.ts'
+import type { AuditContext, RequestOrigin } from '../audit/audit-context.ts'
 import { recordAudit, type AuditAction } from '../audit/audit.store.ts'
 import { listUserMemberships } from './users.store.ts'
 
@@ -15,7 +15,7 @@ import { listUserMemberships } from './users.store.ts'
  */
 export async function recordAccountEvent(
   q: Queryable,
-  context: Omit<AuditContext, 'actor'> & { actor?: AuditContext['actor'] },
+  context: RequestOrigin & { actor?: AuditContext['actor'] },
   userId: string,
   action: AuditAction,
   details: Record<string, unknown> = {},

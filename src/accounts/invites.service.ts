@@ -14,7 +14,7 @@ import { checkNewPassword, hashPassword } from './passwords.ts'
 import { normalizeEmail } from './sessions.service.ts'
 import { hashToken, isTokenShaped, newToken } from './tokens.ts'
 import { findMembershipByEmail, findUserByEmail, findUserById, insertMembership, setFirstPassword, upsertUser } from './users.store.ts'
-import type { AuditContext } from '../audit/audit-context.ts'
+import type { AuditContext, RequestOrigin } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
 
 /** Long enough to reach someone over a weekend; short enough that a forgotten link in a chat goes stale. */
@@ -114,7 +114,7 @@ export type Acceptance = { password: string } | { userId: string }
  */
 export async function acceptInvite(
   db: Database,
-  origin: Omit<AuditContext, 'actor'>,
+  origin: RequestOrigin,
   token: string,
   how: Acceptance,
 ): Promise<{ user_id: string; email: string; project_id: string; role: Role }> {

@@ -6,13 +6,13 @@ import type { Config } from '../platform/config.ts'
 import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { newId } from '../platform/ids.ts'
-import type { AuditContext } from '../audit/audit-context.ts'
+import type { AuditContext, RequestOrigin } from '../audit/audit-context.ts'
 import { recordAccountEvent } from './account-audit.ts'
 import { consumePasswordReset, endPasswordResets, findUsablePasswordReset, insertPasswordReset } from './password-resets.store.ts'
 import { checkNewPassword, hashPassword, passwordMatches } from './passwords.ts'
 import type { LiveSession } from './session-auth.ts'
 import { deleteUserSessions, insertSession } from './sessions.store.ts'
-import { describeSession, normalizeEmail, type RequestContext, type SessionView } from './sessions.service.ts'
+import { describeSession, normalizeEmail, type SessionView } from './sessions.service.ts'
 import { hashToken, isTokenShaped, newToken } from './tokens.ts'
 import { findUserByEmail, findUserById, setPasswordHash } from './users.store.ts'
 
@@ -33,7 +33,7 @@ export const PASSWORD_RESET_LIFETIME_MS = 60 * 60_000
  */
 export async function changePassword(
   db: Database,
-  context: RequestContext,
+  context: RequestOrigin,
   session: LiveSession,
   input: { current_password: string; new_password: string },
 ): Promise<{ id: string; view: SessionView }> {
@@ -107,7 +107,7 @@ export async function inspectPasswordReset(db: Database, token: string): Promise
  * transaction that sets the password), and every session of the account ends.
  * The person then signs in with the new password.
  */
-export async function resetPassword(db: Database, context: RequestContext, token: string, password: string): Promise<{ email: string }> {
+export async function resetPassword(db: Database, context: RequestOrigin, token: string, password: string): Promise<{ email: string }> {
   const reset = await usable(db, token)
   checkNewPassword(password, reset.email)
   const hash = await hashPassword(password)

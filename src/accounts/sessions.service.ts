@@ -10,11 +10,10 @@ import type { LiveSession } from './session-auth.ts'
 import { deleteDeadSessions, deleteSession, deleteUserSessions, insertSession, setSessionProject } from './sessions.store.ts'
 import { csrfTokenFor, newToken } from './tokens.ts'
 import { findUserByEmail, listUserMemberships } from './users.store.ts'
-import type { AuditContext } from '../audit/audit-context.ts'
+import type { RequestOrigin } from '../audit/audit-context.ts'
 import { recordAccountEvent } from './account-audit.ts'
 
 /** Where a request came from, for the audit entries about the account (the actor is the account itself). */
-export type RequestContext = Omit<AuditContext, 'actor'>
 
 export interface SessionView {
   user: { id: string; email: string }
@@ -58,7 +57,7 @@ export function describeSession(db: Database, session: LiveSession): Promise<Ses
 export async function signIn(
   db: Database,
   config: Pick<Config, 'sessionIdleMs' | 'sessionMaxMs'>,
-  context: RequestContext,
+  context: RequestOrigin,
   input: { email: string; password: string; project?: string },
 ): Promise<{ id: string; view: SessionView }> {
   const user = await findUserByEmail(db, normalizeEmail(input.email))
@@ -99,7 +98,7 @@ export async function switchProject(db: Database, session: LiveSession, projectI
   return view(db, { ...session, project_id: projectId })
 }
 
-export async function signOut(db: Database, context: RequestContext, session: LiveSession): Promise<void> {
+export async function signOut(db: Database, context: RequestOrigin, session: LiveSession): Promise<void> {
   await db.transaction(async (tx) => {
     await deleteSession(tx, session.id_hash)
     await recordAccountEvent(tx, context, session.user_id, 'session.sign_out')
@@ -107,7 +106,7 @@ export async function signOut(db: Database, context: RequestContext, session: Li
 }
 
 /** Ends every session of the user, this one included; returns how many. */
-export function signOutEverywhere(db: Database, context: RequestContext, session: LiveSession): Promise<number> {
+export function signOutEverywhere(db: Database, context: RequestOrigin, session: LiveSession): Promise<number> {
   return db.transaction(async (tx) => {
     const count = await deleteUserSessions(tx, session.user_id)
     await recordAccountEvent(tx, context, session.user_id, 'session.sign_out_everywhere', { sessions_ended: count })

@@ -37,8 +37,11 @@ export function auditContext(request: FastifyRequest, actor: AuditActor | undefi
   }
 }
 
+/** Where a request came from, without who: its IP and User-Agent. */
+export type RequestOrigin = Omit<AuditContext, 'actor'>
+
 /** Where a request came from, for a service that learns the actor itself: accepting an invite (the user is known only once it joins), the account routes (accounts/account-audit.ts records the account as the actor). */
-export function requestOrigin(request: FastifyRequest): Omit<AuditContext, 'actor'> {
+export function requestOrigin(request: FastifyRequest): RequestOrigin {
   const agent = request.headers['user-agent']
   return {
     ip: request.ip || null,
