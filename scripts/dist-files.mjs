@@ -22,6 +22,41 @@ export function sourceFiles() {
   return files.sort()
 }
 
+/** What tsconfig.build.json leaves out: tests, fixtures and declaration files. */
+export const compiled = (rel) => rel.startsWith('src') && /\.ts$/.test(rel) && !/\.(test|fixtures)\.ts$|\.d\.ts$/.test(rel)
+
+/** Relative module specifiers in esbuild's output (always double-quoted) that name a .ts file. */
+const TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)"(\.{1,2}\/[^"\n]+)\.ts"/g
+
+/**
+ * esbuild's options for compiling src/ into `outdir` (type annotations
+ * removed, one .js per .ts): `npm start` (scripts/start.mjs) and the tests'
+ * build of the CLI (test/support/built-cli.ts). Output is not written: pass it
+ * to writeCompiled.
+ */
+export function compileOptions(outdir) {
+  return {
+    absWorkingDir: ROOT,
+    entryPoints: sourceFiles().filter(compiled),
+    outbase: '.',
+    outdir,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    bundle: false,
+    write: false,
+    logLevel: 'error',
+  }
+}
+
+/** Writes esbuild's output files with their `.ts` imports renamed `.js`. */
+export function writeCompiled(outputFiles) {
+  for (const file of outputFiles) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true })
+    fs.writeFileSync(file.path, file.text.replace(TS_SPECIFIER, '$1"$2.js"'))
+  }
+}
+
 /** A hash of the sources' names, sizes and modification times (a few ms for ~500 files). */
 export function sourceStamp() {
   const hash = crypto.createHash('sha256')

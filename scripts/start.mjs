@@ -8,13 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { copyRuntimeFiles, DIST, readStamp, ROOT, sourceFiles, sourceStamp, writeStamp } from './dist-files.mjs'
-
-/** What tsconfig.build.json leaves out: tests, fixtures and declaration files. */
-const compiled = (rel) => rel.startsWith('src') && /\.ts$/.test(rel) && !/\.(test|fixtures)\.ts$|\.d\.ts$/.test(rel)
-
-/** Relative module specifiers in esbuild's output (always double-quoted) that name a .ts file. */
-const TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)"(\.{1,2}\/[^"\n]+)\.ts"/g
+import { compileOptions, copyRuntimeFiles, DIST, readStamp, sourceStamp, writeCompiled, writeStamp } from './dist-files.mjs'
 
 /** Holds dist/.lock while compiling: two starts at once (an API and a worker after a pull) compile once, one after the other. */
 async function withBuildLock(run) {
@@ -42,22 +36,7 @@ async function compile(stamp) {
   const next = `${DIST}.${process.pid}`
   fs.rmSync(next, { recursive: true, force: true })
   try {
-    const result = await esbuild.build({
-      absWorkingDir: ROOT,
-      entryPoints: sourceFiles().filter(compiled),
-      outbase: '.',
-      outdir: next,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      bundle: false,
-      write: false,
-      logLevel: 'error',
-    })
-    for (const file of result.outputFiles) {
-      fs.mkdirSync(path.dirname(file.path), { recursive: true })
-      fs.writeFileSync(file.path, file.text.replace(TS_SPECIFIER, '$1"$2.js"'))
-    }
+    writeCompiled((await esbuild.build(compileOptions(next))).outputFiles)
     copyRuntimeFiles(next)
     writeStamp(stamp, next)
   } catch (err) {

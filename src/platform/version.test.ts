@@ -7,7 +7,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../../test/support/app.ts'
+import { builtMain } from '../../test/support/built-cli.ts'
 import { ROOT, runHerald } from '../../test/support/cli.ts'
+import { ensureTemplate } from '../../test/support/embedded-template.ts'
 import { Scrape } from '../../test/support/prometheus.ts'
 import { freePort } from '../../test/support/browser.ts'
 import { testDbMode } from '../../test/support/database.ts'
@@ -46,9 +48,11 @@ describe('the release of a process', () => {
   })
 
   it.skipIf(testDbMode() !== 'embedded')('herald serve logs it in its first line and its banner', async () => {
+    // A migrated data directory: what is checked is the first lines, not creating a database.
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-version-'))
+    fs.cpSync(path.join(await ensureTemplate(), 'migrated'), dataDir, { recursive: true })
     const port = await freePort()
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--role', 'api'], {
+    const child = spawn(process.execPath, [builtMain(), 'serve', '--role', 'api'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, PORT: String(port), HERALD_DATA_DIR: dataDir, HERALD_LOG_FORMAT: 'json', HERALD_LOG_LEVEL: 'info' },
     })

@@ -1,13 +1,17 @@
 // The operator CLI run for real, as a child process, against a database of
-// its own: PostgreSQL (a cloned test database) or an embedded one on disk.
-// Each run starts a process (seconds each), so the steps share one project.
+// its own: PostgreSQL (a cloned test database) or an embedded one on disk (a
+// copy of a fresh cluster with no migration applied: the CLI creating a data
+// directory is src/serve.test.ts's). Each run starts a process (the tests'
+// build of the CLI, test/support/built-cli.ts), so the steps share one project.
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { builtMain } from '../../test/support/built-cli.ts'
 import { createTestDatabase, testDbMode, type TestDatabase } from '../../test/support/database.ts'
+import { ensureTemplate } from '../../test/support/embedded-template.ts'
 import { openDatabase, type Database } from '../platform/db/database.ts'
 import { lookupPrefix } from './api-keys.ts'
 import { PLANS } from './plans.ts'
@@ -15,8 +19,7 @@ import { findActiveKeyByPrefix } from './projects.store.ts'
 import { generateVapidKeys } from './vapid-keys.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx')
-/** Starting tsx and opening an embedded database on disk takes seconds on a busy machine. */
+/** Starting a process and opening an embedded database on disk takes seconds on a busy machine. */
 const STEP_TIMEOUT = 120_000
 
 let env: NodeJS.ProcessEnv
@@ -30,6 +33,7 @@ beforeAll(async () => {
     env.DATABASE_URL = database.url!
   } else {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-cli-'))
+    fs.cpSync(path.join(await ensureTemplate(), 'empty'), dataDir, { recursive: true })
     delete env.DATABASE_URL
     env.HERALD_DATA_DIR = dataDir
   }
@@ -47,7 +51,7 @@ interface Run {
 
 function herald(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(TSX, ['src/main.ts', ...args], { cwd: ROOT, env, timeout: STEP_TIMEOUT }, (error, stdout, stderr) => {
+    execFile(process.execPath, [builtMain(), ...args], { cwd: ROOT, env, timeout: STEP_TIMEOUT }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
       resolve({ code, stdout, stderr })
     })
@@ -78,7 +82,7 @@ describe('herald CLI', () => {
   it('db migrate prints the migrations it applied', async () => {
     const out = json(await herald('db', 'migrate'))
     expect(out).toEqual({ applied: expect.any(Array) })
-    // A fresh embedded directory starts empty; a cloned PostgreSQL database is migrated already.
+    // A fresh embedded cluster starts empty; a cloned PostgreSQL database is migrated already.
     if (dataDir) expect(out.applied).toContain('0001_init.sql')
   }, STEP_TIMEOUT)
 

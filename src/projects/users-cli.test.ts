@@ -1,5 +1,6 @@
-// `herald users create` run for real, as a child process, against a database
-// of its own; the link it prints is then opened by an app on that database:
+// `herald users create` run for real, as a child process (the tests' build of
+// the CLI, test/support/built-cli.ts), against a database of its own (on the
+// embedded database, a copy of the migrated template); the link it prints is then opened by an app on that database:
 // it sets the password and the new owner signs in.
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
@@ -7,14 +8,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { builtMain } from '../../test/support/built-cli.ts'
 import { createTestDatabase, testDbMode, type TestDatabase } from '../../test/support/database.ts'
+import { ensureTemplate } from '../../test/support/embedded-template.ts'
 import { testConfig } from '../../test/support/app.ts'
 import { buildApp } from '../app.ts'
 import { openDatabase } from '../platform/db/database.ts'
 import { createContext } from '../platform/context.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx')
 const STEP_TIMEOUT = 120_000
 const PUBLIC_URL = 'https://push.example.com'
 
@@ -29,6 +31,7 @@ beforeAll(async () => {
     env.DATABASE_URL = database.url!
   } else {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-users-cli-'))
+    fs.cpSync(path.join(await ensureTemplate(), 'migrated'), dataDir, { recursive: true })
     delete env.DATABASE_URL
     env.HERALD_DATA_DIR = dataDir
   }
@@ -40,7 +43,7 @@ afterAll(async () => {
 
 function herald(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(TSX, ['src/main.ts', ...args], { cwd: ROOT, env, timeout: STEP_TIMEOUT }, (error, stdout, stderr) => {
+    execFile(process.execPath, [builtMain(), ...args], { cwd: ROOT, env, timeout: STEP_TIMEOUT }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr })
     })
   })

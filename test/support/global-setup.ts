@@ -1,11 +1,15 @@
 // Once per postgres test run: a template database with every migration
-// applied, which each test file clones (CREATE DATABASE … TEMPLATE is fast).
+// applied, which each test file clones (CREATE DATABASE … TEMPLATE is fast),
+// and the compiled CLI the files that start `herald` processes run (built-cli.ts).
 import pg from 'pg'
 import { openDatabase } from '../../src/platform/db/database.ts'
 import { migrate } from '../../src/platform/db/migrate.ts'
+import { ensureBuild, sweepBuilds } from './built-cli.ts'
 import { TEMPLATE_DB, withDatabase } from './database.ts'
 
 export default async function setup(): Promise<() => Promise<void>> {
+  sweepBuilds()
+  ensureBuild()
   const serverUrl = process.env.DATABASE_URL
   if (!serverUrl) return async () => undefined
   const admin = new pg.Client({ connectionString: serverUrl })

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ADMIN_TOKEN } from './app.ts'
+import { builtMain } from './built-cli.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -24,8 +25,10 @@ export interface WorkerProcess {
 
 /** `root`: the checkout whose code runs (another release's, for the upgrade test); this one by default. */
 export function startWorkerProcess(databaseUrl: string, env: Record<string, string> = {}, role: 'worker' | 'api' = 'worker', root = ROOT): WorkerProcess {
-  // node itself with tsx loaded in-process: a signal reaches the worker, not a wrapper.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts'), 'serve', '--role', role], {
+  // node itself (on this checkout's build, built-cli.ts; another checkout's
+  // sources with tsx loaded in-process): a signal reaches the worker, not a wrapper.
+  const main = root === ROOT ? [builtMain()] : ['--import', 'tsx', path.join(root, 'src/main.ts')]
+  const child = spawn(process.execPath, [...main, 'serve', '--role', role], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
