@@ -3,7 +3,11 @@
 // runs both). HERALD_TEST_MODES=embedded,postgres runs both in one go.
 // Real-browser tests (*.browser.test.ts) run once, in their own project, on
 // the embedded database: what they test is the page and the worker, and
-// Chromium is heavy for two cores.
+// Chromium is heavy for two cores. So a run on PostgreSQL alone (DATABASE_URL
+// set, CI's second `npm test`) leaves them out: they would run the same pages
+// on the same embedded database a second time (docs/testing.md). They run in
+// any run that includes the embedded mode (`npm test` without DATABASE_URL,
+// HERALD_TEST_MODES=embedded,postgres) and when asked for (--project browser).
 import os from 'node:os'
 import { defineConfig } from 'vitest/config'
 
@@ -15,12 +19,27 @@ if (modes.includes('postgres') && !process.env.DATABASE_URL) {
   throw new Error('HERALD_TEST_MODES names postgres but DATABASE_URL is not set')
 }
 const BROWSER_TESTS = '**/*.browser.test.ts'
+const browserAsked = process.argv.some((arg, i) => arg === '--project=browser' || (arg === '--project' && process.argv[i + 1] === 'browser'))
+const withBrowser = modes.includes('embedded') || browserAsked
 // Two test files at a time even on two cores (vitest's default there is one):
 // most of a file's time is its own process importing the app and waiting on
 // sockets, so two overlap well. Measured on this 2-core machine, embedded
 // suite with Chromium: 457 s with two, against ~800 s of CPU run one after the
 // other (docs/testing.md). More cores, more files.
 const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1)
+
+const BROWSER_PROJECT = {
+  test: {
+    name: 'browser',
+    include: [`src/${BROWSER_TESTS}`, `test/${BROWSER_TESTS}`],
+    env: { HERALD_TEST_DB: 'embedded', NODE_ENV: 'test' },
+    globalSetup: ['test/support/global-setup-embedded.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks' as const,
+    fileParallelism: false,
+  },
+}
 
 export default defineConfig({
   test: {
@@ -38,18 +57,7 @@ export default defineConfig({
           pool: 'forks' as const,
         },
       })),
-      {
-        test: {
-          name: 'browser',
-          include: [`src/${BROWSER_TESTS}`, `test/${BROWSER_TESTS}`],
-          env: { HERALD_TEST_DB: 'embedded', NODE_ENV: 'test' },
-          globalSetup: ['test/support/global-setup-embedded.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-          pool: 'forks' as const,
-          fileParallelism: false,
-        },
-      },
+      ...(withBrowser ? [BROWSER_PROJECT] : []),
     ],
   },
 })
