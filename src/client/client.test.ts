@@ -1,32 +1,33 @@
 // The typed server client ('herald/client') against a real Herald listening on
 // a port: every route it calls is in the live /openapi.json, every method works,
 // and errors arrive as HeraldApiError with Herald's code.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // Imported by the package name, through package.json "exports".
 import { createHeraldClient, HeraldApiError, ROUTES, type HeraldClient, type NotificationAction } from 'herald/client'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { subscribe } from '../subscribers/subscribers.fixtures.ts'
+import { subscribe, subscription } from '../subscribers/subscribers.fixtures.ts'
 
 let t: TestApp
 let project: TestProject
 let client: HeraldClient
 /** `METHOD /path` of every request the client sent. */
 const sent: string[] = []
+const recording: typeof fetch = (input, init) => {
+  sent.push(`${init?.method} ${new URL(String(input)).pathname}`)
+  return fetch(input, init)
+}
 
 beforeAll(async () => {
   t = await createTestApp()
   project = await t.project({ plan: 'plus' })
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = t.app.server.address() as AddressInfo
-  client = createHeraldClient({
-    baseUrl: `http://127.0.0.1:${port}/`,
-    apiKey: project.apiKey,
-    fetch: (input, init) => {
-      sent.push(`${init?.method} ${new URL(String(input)).pathname}`)
-      return fetch(input, init)
-    },
-  })
+  client = createHeraldClient({ baseUrl: `http://127.0.0.1:${port}/`, apiKey: project.apiKey, fetch: recording })
 })
 afterAll(() => t.close())
 
@@ -200,6 +201,38 @@ describe('herald/client', () => {
     const other = await t.project()
     const foreign = await client.apiKeys.revoke(other.apiKeyId).catch((e: unknown) => e)
     expect(foreign).toMatchObject({ status: 404, code: 'api_key_not_found' })
+  })
+
+  it('subscribers.import from a string, a stream and a file; export as a stream and as text; errors as HeraldApiError', async () => {
+    const own = await t.project()
+    const ownClient = createHeraldClient({ baseUrl: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, apiKey: own.apiKey, fetch: recording })
+    const lines = [0, 1, 2].map(() => JSON.stringify({ ...subscription(), external_id: 'user_1', tags: { from: 'old' } }))
+    expect(await ownClient.subscribers.import(`${lines[0]}\nnot json\n`)).toEqual({ imported: 1, updated: 0, skipped: 1, errors: [{ line: 2, field: '(line)', reason: expect.any(String) }] })
+    // A Node stream, in small chunks that cut lines in two: sent as read.
+    const text = `${lines[1]}\n${lines[2]}\n`
+    const chunks = Readable.from(Array.from({ length: Math.ceil(text.length / 50) }, (_, i) => Buffer.from(text.slice(i * 50, i * 50 + 50))))
+    expect(await ownClient.subscribers.import(chunks)).toMatchObject({ imported: 2, skipped: 0 })
+    // A CSV file, its format from its name.
+    const dir = await mkdtemp(join(tmpdir(), 'herald-client-'))
+    const csv = subscription() as { endpoint: string; keys: { p256dh: string; auth: string } }
+    await writeFile(join(dir, 'old.csv'), `endpoint,p256dh,auth,external_id\n${csv.endpoint},${csv.keys.p256dh},${csv.keys.auth},user_2\n`)
+    expect(await ownClient.subscribers.importFile(join(dir, 'old.csv'))).toMatchObject({ imported: 1, skipped: 0 })
+    await rm(dir, { recursive: true })
+
+    const ndjson = await ownClient.subscribers.exportText()
+    const rows = ndjson.trim().split('\n').map((line) => JSON.parse(line))
+    expect(rows.map((r) => r.external_id).sort()).toEqual(['user_1', 'user_1', 'user_1', 'user_2'])
+    expect(rows.every((r) => r.source === 'import' && !('keys' in r))).toBe(true)
+    const stream = await ownClient.subscribers.export({ format: 'csv' })
+    let csvText = ''
+    for await (const chunk of stream) csvText += Buffer.from(chunk).toString()
+    expect(csvText.split('\n')[0]).toContain('endpoint')
+    expect(csvText).toContain(csv.endpoint)
+
+    const scoped = await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: own.auth, payload: { scope: 'subscribers' } })
+    const narrow = createHeraldClient({ baseUrl: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, apiKey: scoped.json().api_key })
+    expect(await narrow.subscribers.import(lines[0]).catch((e: unknown) => e)).toMatchObject({ name: 'HeraldApiError', status: 403, code: 'insufficient_scope' })
+    expect(await ownClient.subscribers.import('endpoint\n', { format: 'csv' }).catch((e: unknown) => e)).toMatchObject({ status: 400, code: 'invalid_request' })
   })
 
   it('every route of ROUTES was called by the tests above', () => {

@@ -11,6 +11,7 @@ import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPat
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
+import type { ImportResult as ImportResultBody } from '../subscribers/import.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -39,6 +40,23 @@ export type ApiKey = ApiKeyView
 export type CreateApiKeyRequest = CreateApiKeyBody
 /** A new key: the only answer that holds `api_key`. */
 export type NewApiKey = CreatedApiKey
+/** What an import did: { imported, updated, skipped, errors } (the first 100 errors). */
+export type ImportResult = ImportResultBody
+export type SubscribersFileFormat = 'ndjson' | 'csv'
+/**
+ * An import's body: the whole text, bytes, a Blob, a web ReadableStream, or
+ * any async iterable of chunks (a Node Readable, fs.createReadStream):
+ * streams are sent as they are read, never held whole.
+ */
+export type ImportBody = string | Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>
+export interface ImportOptions {
+  /** ndjson (default) or csv: the Content-Type sent. */
+  format?: SubscribersFileFormat
+}
+export interface ExportOptions {
+  /** ndjson (default) or csv. */
+  format?: SubscribersFileFormat
+}
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -64,6 +82,8 @@ export const ROUTES = {
   listApiKeys: ['GET', '/v1/api-keys'],
   createApiKey: ['POST', '/v1/api-keys'],
   revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
+  importSubscribers: ['POST', '/v1/subscribers/import'],
+  exportSubscribers: ['GET', '/v1/subscribers/export'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -98,6 +118,27 @@ interface Call {
   query?: Record<string, string | number | undefined>
   body?: unknown
   headers?: Record<string, string>
+  /** Sent as it is (with its own content-type in `headers`) instead of JSON. */
+  raw?: BodyInit
+}
+
+const FILE_TYPES: Record<SubscribersFileFormat, string> = { ndjson: 'application/x-ndjson', csv: 'text/csv' }
+
+/** An import body as fetch takes it: async iterables become a ReadableStream, read as fetch sends. */
+function importBody(body: ImportBody): BodyInit {
+  if (typeof body === 'string' || body instanceof Uint8Array || body instanceof Blob || body instanceof ReadableStream) return body as BodyInit
+  const iterator = body[Symbol.asyncIterator]()
+  const encoder = new TextEncoder()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next()
+      if (next.done) controller.close()
+      else controller.enqueue(typeof next.value === 'string' ? encoder.encode(next.value) : next.value)
+    },
+    async cancel() {
+      await iterator.return?.()
+    },
+  })
 }
 
 export interface SendOptions {
@@ -114,14 +155,32 @@ export function createHeraldClient(options: HeraldClientOptions) {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
   const fetchImpl = options.fetch ?? fetch
 
-  async function call<T>(route: RouteName, { params = {}, query = {}, body, headers: extra = {} }: Call = {}): Promise<T> {
+  /** The response when it is a success, else a HeraldApiError. */
+  async function request(route: RouteName, { params = {}, query = {}, body, headers: extra = {}, raw }: Call = {}): Promise<Response> {
     const [method, template] = ROUTES[route]
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]))
     const url = new URL(baseUrl + path)
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value))
     const headers: Record<string, string> = { ...extra, authorization: `Bearer ${options.apiKey}` }
     if (body !== undefined) headers['content-type'] = 'application/json'
-    const response = await fetchImpl(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    const init: RequestInit & { duplex?: 'half' } = { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) }
+    // A stream body needs duplex: 'half' in Node's fetch (and in the Fetch standard).
+    if (raw instanceof ReadableStream) init.duplex = 'half'
+    const response = await fetchImpl(url, init)
+    if (response.ok) return response
+    return failed(response, method, path)
+  }
+
+  async function call<T>(route: RouteName, what: Call = {}): Promise<T> {
+    const text = await (await request(route, what)).text()
+    try {
+      return (text ? JSON.parse(text) : null) as T
+    } catch {
+      return null as T // a success without JSON: nothing to return
+    }
+  }
+
+  async function failed(response: Response, method: string, path: string): Promise<never> {
     const text = await response.text()
     let json: unknown = null
     try {
@@ -129,7 +188,6 @@ export function createHeraldClient(options: HeraldClientOptions) {
     } catch {
       // not JSON: reported below
     }
-    if (response.ok) return json as T
     const error = (json as { error?: { code?: unknown; message?: unknown } } | null)?.error
     if (error && typeof error.code === 'string') {
       throw new HeraldApiError(response.status, { ...error, code: error.code, message: typeof error.message === 'string' ? error.message : error.code })
@@ -137,7 +195,7 @@ export function createHeraldClient(options: HeraldClientOptions) {
     throw new HeraldApiError(response.status, { code: 'http_error', message: `Herald answered ${response.status} to ${method} ${path}` })
   }
 
-  return {
+  const client = {
     /**
      * POST /v1/send: a broadcast now, or at scheduled_at. With idempotencyKey,
      * a retry is answered as the first send was (409 idempotency_key_in_progress
@@ -180,6 +238,35 @@ export function createHeraldClient(options: HeraldClientOptions) {
       /** The same for every device of one user; resolves to how many were updated (404 subscriber_not_found when none). */
       setTagsByExternalId: async (externalId: string, body: SetTagsRequest) =>
         (await call<Static<typeof Updated>>('setUserTags', { params: { external_id: externalId }, body })).updated,
+      /**
+       * POST /v1/subscribers/import (a full key, owner or admin): NDJSON or CSV,
+       * streamed. Bad lines are skipped and reported in the answer, not thrown.
+       */
+      import: (body: ImportBody, importOptions: ImportOptions = {}) => {
+        const format = importOptions.format ?? 'ndjson'
+        return request('importSubscribers', { raw: importBody(body), headers: { 'content-type': FILE_TYPES[format] } })
+          .then(async (response) => (await response.json()) as ImportResult)
+      },
+      /** The same from a file (Node), read as a stream; csv when the name ends in .csv unless `format` says otherwise. */
+      importFile: async (path: string, importOptions: ImportOptions = {}) => {
+        const { createReadStream } = await import('node:fs')
+        const format = importOptions.format ?? (path.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson')
+        const file = createReadStream(path)
+        try {
+          return await client.subscribers.import(file, { format })
+        } finally {
+          file.destroy()
+        }
+      },
+      /** GET /v1/subscribers/export as a stream of bytes, read as Herald writes it (for a large project, pipe it to a file). */
+      export: async (exportOptions: ExportOptions = {}) => {
+        const response = await request('exportSubscribers', { query: { format: exportOptions.format } })
+        if (!response.body) throw new HeraldApiError(response.status, { code: 'http_error', message: 'Herald sent no body' })
+        return response.body
+      },
+      /** The same, whole, as text: for small projects. */
+      exportText: async (exportOptions: ExportOptions = {}) =>
+        (await request('exportSubscribers', { query: { format: exportOptions.format } })).text(),
     },
     auditLog: {
       /** One page of the project's audit log, newest first (a full API key, or an owner's or admin's session). */
@@ -194,6 +281,7 @@ export function createHeraldClient(options: HeraldClientOptions) {
       revoke: (id: string) => call<{ ok: true }>('revokeApiKey', { params: { id } }),
     },
   }
+  return client
 }
 
 export type HeraldClient = ReturnType<typeof createHeraldClient>

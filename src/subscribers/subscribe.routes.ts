@@ -25,7 +25,9 @@ export function registerSubscribeRoutes(app: App, ctx: AppContext): void {
       description:
         'Idempotent on (project, endpoint): a repeat refreshes last_seen_at and the keys, and makes an unsubscribed or expired ' +
         'subscriber active again with the same id. The project comes from ?project= or the X-Service-Project header. ' +
-        '403 subscriber_limit_reached (with limit) when a new active subscriber would pass the plan’s cap.',
+        '403 subscriber_limit_reached (with limit) when a new active subscriber would pass the plan’s cap. ' +
+        'source: migrated marks a browser the SDK moved from another application server key; replaces { endpoint, auth } takes over the ' +
+        'external_id, tags and groups of the browser’s previous subscription and expires it, when auth is that subscription’s auth secret.',
       querystring: ProjectQuery,
       headers: ProjectHeaders,
       body: SubscribeBody,

@@ -1,7 +1,8 @@
 // Subscribe and unsubscribe (api.md 4.8, 4.9): called from browsers with only
 // the project id, so every rule here must hold against a hostile caller.
 import type { Config } from '../platform/config.ts'
-import type { Database } from '../platform/db/database.ts'
+import { timingSafeEqual } from 'node:crypto'
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError, invalidField } from '../platform/errors.ts'
 import { isId, newId } from '../platform/ids.ts'
 import { howToLift, nextPlan } from '../projects/plans.ts'
@@ -10,6 +11,7 @@ import { checkPushEndpoint } from '../platform/outbound/url-policy.ts'
 import { joinGroups } from '../groups/groups.store.ts'
 import { TAGS_MAX, type SubscribeBody, type UnsubscribeBody } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
+import { expireReplaced, lockReplaced, type Replaced } from './replace.store.ts'
 import { tooManyTags } from './subscribers.service.ts'
 
 /**
@@ -32,6 +34,8 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
 
   return db.transaction(async (tx) => {
     const status = await store.lockStatusByEndpoint(tx, project.id, body.endpoint)
+    // Before the cap check: the replaced subscriber, once expired, no longer counts.
+    const replaced = await takeOver(tx, project.id, body)
     if (status !== 'active') {
       if ((await store.lockActiveCount(tx, project.id)) >= cap) {
         throw new AppError('subscriber_limit_reached', `The project is at its plan's cap of ${cap} subscribers. ${howToLift(project.id, { limit: 'subscribers', plan: nextPlan(project.plan) })}`, { limit: cap })
@@ -43,14 +47,44 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
       endpoint: body.endpoint,
       p256dh: body.keys.p256dh,
       auth: body.keys.auth,
-      external_id: body.external_id,
-      tags: body.tags,
+      // The page's own values win over the replaced subscriber's.
+      external_id: body.external_id !== undefined || !replaced?.external_id ? body.external_id : replaced.external_id,
+      tags: replaced ? { ...replaced.tags, ...body.tags } : body.tags,
+      source: body.source,
     })
-    // Only a repeat can pass the cap (the schema bounds what is sent); the throw rolls the upsert back.
+    // Only a repeat or a replacement can pass the cap (the schema bounds what is sent); the throw rolls the upsert back.
     if (tagCount > TAGS_MAX) throw tooManyTags(tagCount)
-    if (groupIds.length > 0) await joinGroups(tx, project.id, id, groupIds)
+    const joined = replaced ? [...new Set([...replaced.group_ids, ...groupIds])] : groupIds
+    if (joined.length > 0) await joinGroups(tx, project.id, id, joined)
     return id
   })
+}
+
+/**
+ * `replaces` (issue 23): when the project has that endpoint and the caller
+ * proves to be its browser, by the old subscription's auth secret, the old
+ * subscriber is expired and returned, for the new one to take over its
+ * external_id, tags and groups. Anything else (no such endpoint, another
+ * project's, a wrong secret, the same endpoint as the new one) replaces
+ * nothing, with no error: a different answer would tell a caller which
+ * endpoints the project has. Knowing an endpoint is not enough, since
+ * endpoints show up in logs and masked-off places; the auth secret never
+ * leaves the browser but to the project's senders.
+ */
+async function takeOver(tx: Queryable, projectId: string, body: SubscribeBody): Promise<Replaced | null> {
+  const claim = body.replaces
+  if (!claim || claim.endpoint === body.endpoint) return null
+  const old = await lockReplaced(tx, projectId, claim.endpoint)
+  if (!old || !sameSecret(old.auth, claim.auth)) return null
+  await expireReplaced(tx, projectId, old.id)
+  return old
+}
+
+/** Base64url secrets compared in constant time, padding ignored. */
+function sameSecret(stored: string, given: string): boolean {
+  const a = Buffer.from(stored.replace(/=+$/, ''))
+  const b = Buffer.from(given.replace(/=+$/, ''))
+  return a.length === b.length && timingSafeEqual(a, b)
 }
 
 /** Soft unsubscribe; an unknown endpoint is not an error (api.md 4.9). */

@@ -80,6 +80,25 @@ export const ProjectHeaders = Type.Object({
   'x-service-project': Type.Optional(Type.String({ description: 'The project id, prj_…, when ?project= is not given.' })),
 })
 
+/** What a browser may say about how it arrived (issue 23): `import` is the import route's alone. */
+export const SubscribeSource = Type.Union([Type.Literal('subscribe'), Type.Literal('migrated')], {
+  default: 'subscribe',
+  description: 'How this browser arrived, recorded on a new subscriber only (a known endpoint keeps its source): subscribe (default), or migrated when the SDK moved a subscription made with another application server key (migrate mode) to this project\'s key without a prompt.',
+})
+
+/**
+ * The subscription this one takes the place of (issue 23: pushsubscriptionchange,
+ * the SDK's migrate mode). `auth` is the proof: the old subscription's auth
+ * secret, which only its browser and its senders hold (decisions.md).
+ */
+export const SubscribeReplaces = Type.Object({
+  endpoint: Type.String({ minLength: 1, maxLength: ENDPOINT_MAX, description: 'The endpoint of the subscription being replaced.' }),
+  auth: Type.String({ minLength: 1, maxLength: KEY_MAX, pattern: BASE64URL, description: 'That subscription\'s auth secret (keys.auth), base64url: the proof that the caller is its browser.' }),
+}, {
+  additionalProperties: false,
+  description: 'The browser\'s previous subscription, which this one replaces. When the project has that endpoint and auth matches its stored auth secret, the new subscriber gets its external_id (unless one is given), its tags (merged under the ones given) and its groups (with the ones given), and the old one becomes expired, in one transaction. Otherwise nothing is carried and the old one is left as it is; the answer is the same either way, so it tells nothing about other subscriptions.',
+})
+
 // Extra fields are allowed: PushSubscription.toJSON() also carries expirationTime.
 export const SubscribeBody = Type.Object({
   endpoint: Type.String({ format: 'uri', maxLength: ENDPOINT_MAX, description: 'The push service URL the browser handed back.' }),
@@ -98,6 +117,8 @@ export const SubscribeBody = Type.Object({
     TagValue,
     'Tags to set (see Subscriber.tags). On a repeat subscribe they are merged into the stored ones (the keys given win, the others stay), so a page never wipes tags the server set. 400 when the result would hold more than 50 keys.',
   )),
+  source: Type.Optional(SubscribeSource),
+  replaces: Type.Optional(SubscribeReplaces),
 })
 export type SubscribeBody = Static<typeof SubscribeBody>
 

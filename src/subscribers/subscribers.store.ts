@@ -65,6 +65,8 @@ export interface UpsertSubscriber {
   external_id: string | null | undefined
   /** Set on a new row; merged into the stored tags on a repeat (undefined keeps them). */
   tags: Tags | undefined
+  /** Recorded on a new row only (a known endpoint keeps how it first arrived); default 'subscribe'. */
+  source?: 'subscribe' | 'migrated'
 }
 
 /** How many keys a tags column holds, in RETURNING (where `tags` is the new value). */
@@ -77,8 +79,8 @@ const TAG_COUNT = '(SELECT count(*)::int FROM jsonb_object_keys(tags))'
  */
 export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Promise<{ id: string; tagCount: number }> {
   const result = await q.query<{ id: string; tag_count: number }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags)
-     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb))
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, source)
+     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb), $9)
      ON CONFLICT (project_id, endpoint) DO UPDATE SET
        p256dh = EXCLUDED.p256dh,
        auth = EXCLUDED.auth,
@@ -89,7 +91,7 @@ export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Pro
      RETURNING id, ${TAG_COUNT} AS tag_count`,
     [
       row.id, row.project_id, row.endpoint, row.p256dh, row.auth, row.external_id ?? null, row.external_id !== undefined,
-      row.tags === undefined ? null : JSON.stringify(row.tags),
+      row.tags === undefined ? null : JSON.stringify(row.tags), row.source ?? 'subscribe',
     ],
   )
   return { id: result.rows[0].id, tagCount: result.rows[0].tag_count }

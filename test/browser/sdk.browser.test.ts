@@ -109,7 +109,7 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
       await page.waitForFunction(() => 'HeraldModule' in window)
       // The exports herald.d.ts declares, and the same object as the script tag's.
       expect(await page.evaluate(() => (window as unknown as { HeraldModule: { exports: string[]; same: boolean } }).HeraldModule))
-        .toMatchObject({ exports: ['default', 'getPermission', 'init', 'isSubscribed', 'subscribe', 'unsubscribe'], same: true })
+        .toMatchObject({ exports: ['default', 'getPermission', 'init', 'isSubscribed', 'migrate', 'subscribe', 'unsubscribe'], same: true })
       const id = await page.evaluate(async (projectId) => {
         const { Herald, subscribe } = (window as unknown as { HeraldModule: { Herald: typeof window.Herald; subscribe: typeof window.Herald.subscribe } }).HeraldModule
         Herald.init({ project: projectId })

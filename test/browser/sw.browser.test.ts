@@ -445,6 +445,8 @@ self.addEventListener('push', (event) => {
       return window.Herald.subscribe({ externalId: 'user_9', groupIds: [groupId], tags: { plan: 'pro' } })
     }, { projectId: project.id, groupId: group.body.id })
 
+    // A tag the server set after the page subscribed: Herald carries it over (replaces, issue 23).
+    expect((await api('PATCH', `/v1/subscribers/${firstId}`, { tags: { score: 3 }, merge: true })).status).toBe(200)
     const worker = await serviceWorker()
     await worker.evaluate(installFakePushManager, [second, third])
     // The browser's event, dispatched to the real handler: Firefox passes the old
@@ -467,12 +469,12 @@ self.addEventListener('push', (event) => {
       const list = (await api('GET', '/v1/subscribers?external_id=user_9')).body.subscribers as { id: string; endpoint: string; status: string; group_ids: string[]; tags: object }[]
       return Object.fromEntries(list.map((s) => [s.endpoint, { status: s.status, group_ids: s.group_ids, tags: s.tags }]))
     }
-    // The renewed subscriber keeps the groups and tags the page gave.
-    const active = { status: 'active', group_ids: [group.body.id], tags: { plan: 'pro' } }
-    const gone = { status: 'unsubscribed', group_ids: [group.body.id], tags: { plan: 'pro' } }
+    // The renewed subscriber keeps the groups and tags the page gave and the server's; the old one expires.
+    const active = { status: 'active', group_ids: [group.body.id], tags: { plan: 'pro', score: 3 } }
+    const gone = { status: 'expired', group_ids: [group.body.id], tags: { plan: 'pro', score: 3 } }
 
     expect(await change({ endpoint: first.endpoint, key: project.vapidPublic })).toBe(1)
-    expect(await eventually(devices, (d) => d[first.endpoint]?.status === 'unsubscribed' && d[second.endpoint] !== undefined))
+    expect(await eventually(devices, (d) => d[first.endpoint]?.status === 'expired' && d[second.endpoint] !== undefined))
       .toEqual({ [first.endpoint]: gone, [second.endpoint]: active })
     expect((await fakePushLog(worker)).subscribeKeys).toEqual([project.vapidPublic])
 
@@ -483,7 +485,7 @@ self.addEventListener('push', (event) => {
     expect(push.receivedFor(first.endpoint)).toEqual([])
 
     expect(await change(null)).toBe(1)
-    expect(await eventually(devices, (d) => d[second.endpoint]?.status === 'unsubscribed' && d[third.endpoint] !== undefined))
+    expect(await eventually(devices, (d) => d[second.endpoint]?.status === 'expired' && d[third.endpoint] !== undefined))
       .toEqual({ [first.endpoint]: gone, [second.endpoint]: gone, [third.endpoint]: active })
     expect((await fakePushLog(worker)).subscribeKeys).toEqual([project.vapidPublic, project.vapidPublic])
     expect(firstId).toMatch(/^sub_/)

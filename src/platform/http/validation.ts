@@ -99,6 +99,10 @@ function refuse(issues: ValidationIssue[]): AppError {
   return new AppError('invalid_request', `${first.path}: ${first.message}`, { issues })
 }
 
+function isStream(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && typeof (body as { pipe?: unknown }).pipe === 'function'
+}
+
 /**
  * Installs the rule on every route: the URL's parts as soon as the request
  * arrives (before authentication reads them), the body once parsed (before
@@ -113,6 +117,11 @@ export function refuseUnstorableStrings(app: FastifyInstance): void {
     done(issues.length > 0 ? refuse(issues) : undefined)
   })
   app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    // The import routes' body is the request stream itself (they check each
+    // line as they read it). Walking an IncomingMessage would follow its
+    // socket and server round in circles, forever, blocking the process: an
+    // import over a real connection never got an answer (issue 23).
+    if (isStream(request.body)) return done()
     const issues = unstorableStrings(request.body, 'body')
     done(issues.length > 0 ? refuse(issues) : undefined)
   })

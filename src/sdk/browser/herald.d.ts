@@ -9,6 +9,30 @@ export interface HeraldInitOptions {
   project: string
   /** URL of the site's service worker file that imports {base_url}/sdk/sw.js. Default '/herald-sw.js'. */
   serviceWorker?: string
+  /**
+   * Migrate mode (default false). When true (or an object, whose externalId,
+   * groupIds and tags are given to the new subscriber as subscribe's are),
+   * init starts Herald.migrate(): a visitor who already granted notification
+   * permission and whose push subscriptions on this site were all made with
+   * another application server key (a previous provider's, or this project's
+   * before a key rotation) is subscribed again with this project's key
+   * without any prompt, and stored as source "migrated". See Herald.migration.
+   */
+  migrate?: boolean | HeraldSubscribeOptions
+}
+
+/** What Herald.migrate() did. */
+export interface HeraldMigration {
+  /**
+   * migrated: moved to this project's key (id is the new subscriber);
+   * current: a subscription with this project's key is already there, nothing done;
+   * no_subscription: this site has no push subscription, nothing done;
+   * not_granted: permission is not granted, nothing done (migrate never asks);
+   * failed: only in Herald.migration, when migrate() rejected (see error; also logged).
+   */
+  outcome: 'migrated' | 'current' | 'no_subscription' | 'not_granted' | 'failed'
+  id: string | null
+  error?: HeraldError
 }
 
 export interface HeraldSubscribeOptions {
@@ -68,6 +92,14 @@ export interface HeraldSDK {
   isSubscribed(): Promise<boolean>
   /** The browser's notification permission, or 'unsupported'. */
   readonly permission: HeraldPermission
+  /**
+   * Moves a visitor subscribed with another application server key to this
+   * project's key without a prompt (see HeraldInitOptions.migrate); logs what
+   * it did to the console. Rejects with a HeraldError when a step fails.
+   */
+  migrate(options?: HeraldSubscribeOptions): Promise<HeraldMigration>
+  /** The promise init({ migrate }) started (never rejects), else null. */
+  readonly migration: Promise<HeraldMigration> | null
 }
 
 declare const Herald: HeraldSDK
@@ -76,6 +108,7 @@ export declare function init(options: HeraldInitOptions): void
 export declare function subscribe(options?: HeraldSubscribeOptions): Promise<string>
 export declare function unsubscribe(): Promise<void>
 export declare function isSubscribed(): Promise<boolean>
+export declare function migrate(options?: HeraldSubscribeOptions): Promise<HeraldMigration>
 export declare function getPermission(): HeraldPermission
 
 declare global {

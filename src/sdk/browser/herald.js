@@ -4,7 +4,9 @@
 //
 // Nothing happens on load: the visitor is asked for permission only when the
 // page calls Herald.subscribe(), which it should do from a click (browsers
-// refuse or hide prompts that come from nowhere).
+// refuse or hide prompts that come from nowhere). The one exception is opt-in:
+// init({ migrate: true }) moves a visitor who already granted permission and
+// is subscribed with another application server key, without a prompt.
 ;(function () {
   'use strict'
   // Herald's public URL (HERALD_PUBLIC_URL), written in by the server when it starts.
@@ -158,13 +160,111 @@
     }).catch(fromBrowser('push_service_failed', "The browser could not read this site's push subscription"))
   }
 
+  // Stores the subscription in Herald and the record the service worker
+  // re-subscribes with; resolves to the subscriber id. `extra` adds source
+  // and replaces (migrate mode).
+  function register(subscription, vapidPublic, options, extra) {
+    var json = subscription.toJSON()
+    var body = Object.assign({ endpoint: json.endpoint, keys: json.keys }, extra)
+    if (options.externalId !== undefined) body.external_id = options.externalId
+    if (options.groupIds !== undefined) body.group_ids = options.groupIds
+    if (options.tags !== undefined) body.tags = options.tags
+    return Promise.all([api('POST', '/v1/subscribe', body), loadState()]).then(function (done) {
+      var created = done[0]
+      var previous = done[1]
+      // Herald merges a repeat's tags into the stored ones; the record
+      // the service worker re-subscribes with (pushsubscriptionchange)
+      // does the same, so a renewed subscription keeps them.
+      var tags = Object.assign({}, previous && previous.endpoint === json.endpoint ? previous.tags : {}, body.tags)
+      return saveState({
+        project: config.project,
+        base_url: BASE_URL,
+        vapid_public: vapidPublic,
+        endpoint: json.endpoint,
+        // The proof the service worker gives Herald when the browser replaces this subscription (replaces.auth).
+        auth: json.keys && json.keys.auth,
+        subscriber_id: created.id,
+        external_id: body.external_id === undefined ? null : body.external_id,
+        group_ids: body.group_ids || [],
+        tags: tags,
+      }).then(function () { return created.id })
+    })
+  }
+
+  // Every push subscription of this origin, whichever service worker holds it
+  // (another provider's worker may have had its own scope), one per endpoint.
+  function originSubscriptions() {
+    return navigator.serviceWorker.getRegistrations().then(function (registrations) {
+      return Promise.all(registrations.map(function (registration) { return registration.pushManager.getSubscription() }))
+    }).then(function (subscriptions) {
+      var seen = {}
+      return subscriptions.filter(function (subscription) {
+        if (!subscription || seen[subscription.endpoint]) return false
+        seen[subscription.endpoint] = true
+        return true
+      })
+    }).catch(fromBrowser('push_service_failed', "The browser could not read this site's push subscriptions"))
+  }
+
   var Herald = {
     /** Stores the configuration; asks nothing and fetches nothing. */
     init: function (options) {
       if (!options || typeof options.project !== 'string' || !/^prj_/.test(options.project)) {
         throw HeraldError('invalid_options', 'Herald.init needs { project: "prj_…" }.')
       }
+      var migrate = options.migrate
+      if (migrate !== undefined && typeof migrate !== 'boolean' && (migrate === null || typeof migrate !== 'object')) {
+        throw HeraldError('invalid_options', 'Herald.init: migrate is true, false, or { externalId, groupIds, tags }.')
+      }
       config = { project: options.project, serviceWorker: options.serviceWorker || null }
+      // Opt-in (issue 23): move a visitor subscribed with another key now, without a prompt.
+      // Never rejects: a failure is logged and resolves to { outcome: 'failed' }.
+      Herald.migration = migrate ? Herald.migrate(migrate === true ? {} : migrate).catch(function (error) {
+        console.warn('Herald: could not move this browser\'s push subscription to project ' + config.project + ':', error)
+        return { outcome: 'failed', id: null, error: error }
+      }) : null
+    },
+
+    /** The migration init({ migrate }) started, else null. */
+    migration: null,
+
+    /**
+     * Migrate mode (issue 23): when notification permission is already granted
+     * and this origin holds push subscriptions made only with other application
+     * server keys (another provider's, or this project's key before a
+     * rotation), drops them and subscribes again with the project's key,
+     * without asking (permission belongs to the origin, not to a key), and
+     * stores the new subscription in Herald as migrated, taking over what
+     * Herald had for the old one (replaces, with its auth secret as proof).
+     */
+    migrate: function (options) {
+      options = options || {}
+      return Promise.resolve().then(function () {
+        requireReady()
+        if (Notification.permission !== 'granted') return { outcome: 'not_granted', id: null }
+        return originSubscriptions().then(function (found) {
+          if (found.length === 0) return { outcome: 'no_subscription', id: null }
+          return api('GET', '/v1/vapid-public-key').then(function (answer) {
+            var key = base64urlToBytes(answer.vapid_public)
+            var foreign = found.filter(function (subscription) { return !sameKey(subscription.options.applicationServerKey, key) })
+            if (foreign.length < found.length) return { outcome: 'current', id: null }
+            var old = foreign[0].toJSON()
+            return Promise.all(foreign.map(function (subscription) { return subscription.unsubscribe() }))
+              .then(function () { return activeRegistration() })
+              .then(function (registration) { return registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }) })
+              .catch(fromBrowser('push_service_failed', "The browser's push service gave no subscription"))
+              .then(function (subscription) {
+                var extra = { source: 'migrated' }
+                if (old.keys && old.keys.auth) extra.replaces = { endpoint: old.endpoint, auth: old.keys.auth }
+                return register(subscription, answer.vapid_public, options, extra)
+              }).then(function (id) {
+                console.info('Herald: moved this browser\'s push subscription (' + old.endpoint + ') from another application server key to project ' +
+                  config.project + "'s key, without a permission prompt; subscriber " + id + '.')
+                return { outcome: 'migrated', id: id }
+              })
+          })
+        })
+      }).catch(fromBrowser('browser_error', 'The browser refused'))
     },
 
     /** 'default', 'granted' or 'denied' as the browser says; 'unsupported' without web push. */
@@ -191,29 +291,7 @@
             return registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })
           })
         }).catch(fromBrowser('push_service_failed', "The browser's push service gave no subscription")).then(function (subscription) {
-          var json = subscription.toJSON()
-          var body = { endpoint: json.endpoint, keys: json.keys }
-          if (options.externalId !== undefined) body.external_id = options.externalId
-          if (options.groupIds !== undefined) body.group_ids = options.groupIds
-          if (options.tags !== undefined) body.tags = options.tags
-          return Promise.all([api('POST', '/v1/subscribe', body), loadState()]).then(function (done) {
-            var created = done[0]
-            var previous = done[1]
-            // Herald merges a repeat's tags into the stored ones; the record
-            // the service worker re-subscribes with (pushsubscriptionchange)
-            // does the same, so a renewed subscription keeps them.
-            var tags = Object.assign({}, previous && previous.endpoint === json.endpoint ? previous.tags : {}, body.tags)
-            return saveState({
-              project: config.project,
-              base_url: BASE_URL,
-              vapid_public: results[1].vapid_public,
-              endpoint: json.endpoint,
-              subscriber_id: created.id,
-              external_id: body.external_id === undefined ? null : body.external_id,
-              group_ids: body.group_ids || [],
-              tags: tags,
-            }).then(function () { return created.id })
-          })
+          return register(subscription, results[1].vapid_public, options, {})
         })
       }).catch(fromBrowser('browser_error', 'The browser refused'))
     },

@@ -10,5 +10,6 @@ export const init = (options) => Herald.init(options)
 export const subscribe = (options) => Herald.subscribe(options)
 export const unsubscribe = () => Herald.unsubscribe()
 export const isSubscribed = () => Herald.isSubscribed()
+export const migrate = (options) => Herald.migrate(options)
 /** 'default', 'granted', 'denied' or 'unsupported', read at the time of the call. */
 export const getPermission = () => Herald.permission

@@ -177,11 +177,14 @@
     }).catch(function () {})
   }
 
-  function subscribeToHerald(state, subscription) {
+  function subscribeToHerald(state, subscription, replaces) {
     var json = subscription.toJSON()
     var body = { endpoint: json.endpoint, keys: json.keys, group_ids: state.group_ids || [] }
     if (state.external_id) body.external_id = state.external_id
     if (state.tags) body.tags = state.tags
+    // Herald moves the old subscriber's groups, tags and external_id (including
+    // what the server set since) to the new one, and expires the old one.
+    if (replaces) body.replaces = replaces
     return fetch(BASE_URL + '/v1/subscribe?project=' + encodeURIComponent(state.project), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
@@ -208,10 +211,21 @@
     return bytes
   }
 
+  function authOf(subscription) {
+    try {
+      var json = subscription && subscription.toJSON ? subscription.toJSON() : null
+      return (json && json.keys && json.keys.auth) || null
+    } catch (_) {
+      return null
+    }
+  }
+
   // The browser replaced or dropped the subscription (key change, expiry):
   // subscribe again with the same VAPID key, tell Herald the new endpoint, and
   // unsubscribe the old one. The project, external id and groups come from what
-  // Herald.subscribe() stored on this origin.
+  // Herald.subscribe() stored on this origin; with `replaces`, Herald also
+  // carries over what it holds for the old one and expires it (then the
+  // unsubscribe that follows finds nothing active and changes nothing).
   function resubscribe(event) {
     return transaction('state', 'readonly', function (store) { return store.get(STATE_KEY) }).then(function (state) {
       if (!state || state.base_url !== BASE_URL) return undefined // not subscribed through this Herald
@@ -221,9 +235,13 @@
       var next = event.newSubscription
         ? Promise.resolve(event.newSubscription)
         : self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })
+      // The proof Herald asks for: the old subscription's auth secret, from
+      // what herald.js stored, else from the event (Firefox passes it).
+      var oldAuth = state.endpoint === oldEndpoint && state.auth ? state.auth : authOf(event.oldSubscription)
+      var replaces = oldEndpoint && oldAuth ? { endpoint: oldEndpoint, auth: oldAuth } : null
       return next.then(function (subscription) {
-        return subscribeToHerald(state, subscription).then(function (created) {
-          var saved = Object.assign({}, state, { endpoint: subscription.endpoint, subscriber_id: created.id })
+        return subscribeToHerald(state, subscription, replaces).then(function (created) {
+          var saved = Object.assign({}, state, { endpoint: subscription.endpoint, auth: authOf(subscription), subscriber_id: created.id })
           return transaction('state', 'readwrite', function (store) { return store.put(saved, STATE_KEY) })
         }).then(function () {
           if (oldEndpoint && oldEndpoint !== subscription.endpoint) return unsubscribeFromHerald(state, oldEndpoint)
