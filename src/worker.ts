@@ -9,6 +9,7 @@ import { createDeliveryJobs } from './delivery/delivery-jobs.ts'
 import { createWebhookWorker } from './webhooks/webhook-worker.ts'
 import { idempotencyJobHandlers } from './broadcasts/idempotency-prune.ts'
 import { auditJobHandlers } from './audit/audit-prune.ts'
+import { healthJobHandlers } from './subscribers/health-expiry.ts'
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
 import { waitingJobs } from './platform/jobs/backlog.ts'
 import { waitingWebhookDeliveries } from './webhooks/webhook-backlog.ts'
@@ -37,7 +38,7 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   const delivery = createDeliveryJobs(ctx)
   const webhooks = createWebhookWorker(ctx)
   // Every domain's job kinds, each with its handler.
-  const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...auditJobHandlers(ctx.db, config.auditRetentionDays) }
+  const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...auditJobHandlers(ctx.db, config.auditRetentionDays), ...healthJobHandlers(ctx.db) }
   const worker = new JobWorker(ctx.db, handlers, {
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,

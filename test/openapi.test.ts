@@ -64,6 +64,7 @@ const OPERATION_IDS: Record<string, string> = {
   'DELETE /v1/groups/{id}/subscribers/{sid}': 'removeGroupSubscriber',
   'POST /v1/subscribe': 'subscribe', 'POST /v1/unsubscribe': 'unsubscribe',
   'GET /v1/subscribers': 'listSubscribers', 'GET /v1/subscribers/counts': 'countSubscribers',
+  'GET /v1/subscribers/health': 'countSubscriberHealth',
   'GET /v1/subscribers/{sid}': 'getSubscriber', 'PATCH /v1/subscribers/{sid}': 'updateSubscriberTags',
   'DELETE /v1/subscribers/{sid}': 'eraseSubscriber',
   'PATCH /v1/subscribers/by-external-id/{external_id}': 'updateUserSubscriberTags',

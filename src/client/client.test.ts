@@ -115,6 +115,18 @@ describe('herald/client', () => {
     expect((await client.subscribers.list()).subscribers.filter((s) => [a, b, c, d].includes(s.id))).toEqual([])
   })
 
+  it('project and health: get, update the expiry rules, health counts and filter', async () => {
+    expect(await client.project.get()).toMatchObject({ id: project.id, expire_after_failures: null })
+    expect(await client.project.update({ expire_after_failures: 5 })).toMatchObject({ expire_after_failures: 5, expire_after_days_without_delivery: null })
+    await expect(client.project.update({ expire_after_failures: 0 })).rejects.toMatchObject({ status: 400, code: 'invalid_request' })
+    const s = await subscribe(t, project)
+    const health = await client.subscribers.health()
+    expect(health.active).toBeGreaterThanOrEqual(1)
+    expect(health.failing).toBe(0)
+    expect((await client.subscribers.list({ health: 'active' })).subscribers.map((x) => x.id)).toContain(s)
+    expect((await client.subscribers.list({ min_consecutive_failures: 1 })).subscribers).toEqual([])
+  })
+
   it('tags and segments: setTags, setTagsByExternalId, list by tag, a segment send', async () => {
     const a = await subscribe(t, project, { external_id: 'fay', tags: { plan: 'free' } })
     const b = await subscribe(t, project, { external_id: 'fay' })

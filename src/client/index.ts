@@ -7,7 +7,8 @@ import type { Static } from 'typebox'
 import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, NotificationAction, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
 import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
-import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
+import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberHealthCounts, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
+import type { MeResponse, UpdateMeBody } from '../projects/me.schemas.ts'
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
@@ -29,6 +30,12 @@ export type { Subscriber }
 export type SubscriberPage = Static<typeof SubscriberList>
 export type ListSubscribersOptions = Partial<ListSubscribersQuery>
 export type SetTagsRequest = TagsPatchBody
+/** Active subscribers by health: active, dormant, failing (docs/subscription-health.md). */
+export type SubscriberHealth = Static<typeof SubscriberHealthCounts>
+/** The project of the key: plan, limits, usage, VAPID public key, default icon, expiry rules. */
+export type Project = MeResponse['project']
+/** PATCH /v1/me: default_icon, expire_after_failures, expire_after_days_without_delivery (at least one). */
+export type UpdateProjectRequest = UpdateMeBody
 export type { SegmentFilter }
 /** One audit log entry: who (user, key or operator), what, the target, when and from where. */
 export type AuditEntry = AuditEntryView
@@ -71,7 +78,10 @@ export const ROUTES = {
   getBroadcast: ['GET', '/v1/broadcasts/{id}'],
   cancelBroadcast: ['DELETE', '/v1/broadcasts/{id}'],
   stopBroadcast: ['POST', '/v1/broadcasts/{id}/stop'],
+  getProject: ['GET', '/v1/me'],
+  updateProject: ['PATCH', '/v1/me'],
   listSubscribers: ['GET', '/v1/subscribers'],
+  countSubscriberHealth: ['GET', '/v1/subscribers/health'],
   getSubscriber: ['GET', '/v1/subscribers/{sid}'],
   eraseSubscriber: ['DELETE', '/v1/subscribers/{sid}'],
   eraseSubscriberByEndpoint: ['DELETE', '/v1/subscribers/by-endpoint'],
@@ -225,8 +235,15 @@ export function createHeraldClient(options: HeraldClientOptions) {
       /** Stops a scheduled, pending or sending broadcast: nothing more is pushed (409 broadcast_not_stoppable once it is over). */
       stop: (id: string) => call<{ ok: boolean }>('stopBroadcast', { params: { id } }),
     },
+    project: {
+      get: async () => (await call<MeResponse>('getProject')).project,
+      /** Sets the default icon or the expiry rules (a number turns a rule on, null off); resolves to the project. */
+      update: async (body: UpdateProjectRequest) => (await call<MeResponse>('updateProject', { body })).project,
+    },
     subscribers: {
       list: (query: ListSubscribersOptions = {}) => call<SubscriberPage>('listSubscribers', { query }),
+      /** The active subscribers by health: active, dormant, failing. */
+      health: () => call<SubscriberHealth>('countSubscriberHealth'),
       get: (sid: string) => call<Subscriber>('getSubscriber', { params: { sid } }),
       /** Erasure: deletes the subscriber, its memberships and its events. */
       erase: async (sid: string) => (await call<Static<typeof Deleted>>('eraseSubscriber', { params: { sid } })).deleted,

@@ -3,14 +3,16 @@
 // failed events (with their webhooks), the subscriptions found gone, and the
 // broadcast's counts (by reason and push service, retrying, the last error:
 // tallied here, added in the one UPDATE of the broadcast row), in the lock
-// order fanout.ts gives.
+// order fanout.ts gives. The subscribers' health (last_delivered_at,
+// consecutive_failures, expiry of those gone or failing too often: issue 23)
+// is one UPDATE of the batch's subscribers, never a statement per push.
 import type { Queryable } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
 import { addOutcomes, emptyDelta, type LastPushError, type PushServiceCounts, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'
 import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
 import { recordEvents, type NewEvent } from '../events/events.store.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
-import { expireSubscribers } from '../subscribers/subscribers.store.ts'
+import { recordPushHealth } from '../subscribers/health.store.ts'
 
 export type { FailReason }
 
@@ -93,6 +95,9 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
   ].sort((a, b) => (a.subscriber_id! < b.subscriber_id! ? -1 : a.subscriber_id! > b.subscriber_id! ? 1 : 0))
   // The events of the broadcast being sent, under its own project: no ownership check needed.
   await recordEvents(q, events, { ownBroadcasts: true })
-  await expireSubscribers(q, outcomes.failed.filter((f) => f.reason === 'gone').map((f) => f.subscriberId))
+  await recordPushHealth(q, broadcast.project_id, [
+    ...outcomes.delivered.map((d) => ({ subscriberId: d.subscriberId, delivered: true, gone: false })),
+    ...outcomes.failed.map((f) => ({ subscriberId: f.subscriberId, delivered: false, gone: f.reason === 'gone' })),
+  ])
   return addOutcomes(q, broadcast.id, tally(outcomes), jobsDelta)
 }

@@ -68,7 +68,7 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
     }, async (request, reply) => {
       reply.code(202)
       const projectId = request.query.project
-      const { broadcast_id, type, action } = request.body
+      const { broadcast_id, type, action, subscriber_id } = request.body
       if (!isWellFormedId('prj', projectId) || !isWellFormedId('bdc', broadcast_id)) return ACCEPTED
       try {
         const project = await lookups.project(projectId)
@@ -78,7 +78,9 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
         if (!actions) return ACCEPTED
         // Only the broadcast's own action ids are kept: clicked_by_action never grows a key the notification did not have.
         const clickedAction = type === 'clicked' && action !== undefined && actions.includes(action) ? action : null
-        await writer.record({ project_id: project.id, broadcast_id, type, action: clickedAction })
+        // The receiver, when the worker knows it, only dates its last click (issue 23): the event itself stays without identity (api.md 4.10 rule 3).
+        const clicker = type === 'clicked' && typeof subscriber_id === 'string' && isWellFormedId('sub', subscriber_id) ? subscriber_id : null
+        await writer.record({ project_id: project.id, broadcast_id, type, action: clickedAction, subscriber_id: clicker })
         return ACCEPTED
       } catch (err) {
         // Still 202 (api.md 4.10 rule 1, §7), but never silent: the writer has

@@ -4,6 +4,7 @@ import type { Database } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
 import { addEngagement, lockForCounts, type EngagementDelta } from '../broadcasts/broadcast-state.ts'
 import { recordEvents, type BeaconEventType, type EventType } from './events.store.ts'
+import { recordClicks } from '../subscribers/health.store.ts'
 
 export interface Beacon {
   project_id: string
@@ -11,6 +12,12 @@ export interface Beacon {
   type: BeaconEventType
   /** The action button clicked, already checked to be one of the broadcast's; null for the notification itself. */
   action?: string | null
+  /**
+   * The subscriber that clicked, when the service worker sent it: sets its
+   * last_clicked_at (issue 23) if it is the project's; never stored on the
+   * event, which carries no identity (api.md 4.10 rule 3).
+   */
+  subscriber_id?: string | null
 }
 
 /**
@@ -22,9 +29,12 @@ export interface Beacon {
  * not its project's (the caller drops it silently).
  */
 export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<boolean[]> {
-  const events = beacons.map(({ action, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null }))
+  const events = beacons.map(({ action, subscriber_id, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null, clicker: subscriber_id ?? null }))
   const written = await db.transaction(async (tx) => {
-    const inserted = await recordEvents(tx, events)
+    const inserted = await recordEvents(tx, events.map(({ clicker: _clicker, ...event }) => event))
+    // The clickers' rows before the broadcast rows, the order fan-out locks them in.
+    const recorded = new Set(inserted.map((e) => e.id))
+    await recordClicks(tx, events.flatMap((e) => (e.clicker && recorded.has(e.id) ? [{ projectId: e.project_id, subscriberId: e.clicker }] : [])))
     // The broadcast rows last, in id order: the lock order of every
     // transaction that touches broadcasts (src/delivery/fanout.ts), so a
     // batch's hot rows stay locked from here to the commit only, and beacon

@@ -3,6 +3,7 @@
 import { Type, type Static } from 'typebox'
 import { PLAN_NAMES } from './plans.ts'
 import { ApiKeyView } from './api-keys.schemas.ts'
+import { ExpiryRules, ExpiryRulesPatch } from './expiry-settings.ts'
 
 export { API_KEY_NAME_MAX, CreateApiKeyBody, CreatedApiKey } from './api-keys.schemas.ts'
 
@@ -94,6 +95,7 @@ export const UpdateProjectBody = Type.Object(
       Type.Union([Type.String({ minLength: 1, description: 'HTTPS URL or PNG/JPEG/WebP data URL (square, at most 256 KB)' }), Type.Null()]),
     ),
     limits: Type.Optional(LimitsPatch),
+    ...ExpiryRulesPatch,
   },
   { additionalProperties: false },
 )
@@ -110,6 +112,7 @@ export const Project = Type.Object({
   usage: Type.Object({ subscribers: Type.Integer(), pushes_this_month: Type.Integer() }),
   vapid_public: Type.String(),
   created_at: Type.Integer({ description: 'Unix ms' }),
+  ...ExpiryRules,
 })
 export type Project = Static<typeof Project>
 

@@ -36,6 +36,7 @@ import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
 import { lockActiveCount } from '../subscribers/subscribers.store.ts'
 import { checkVapidKeyPair, type VapidKeyPair } from './vapid-keys.ts'
+import { EXPIRY_FIELDS, expiryDetails } from './expiry-settings.ts'
 
 export const DEFAULT_PAGE_SIZE = 50
 
@@ -63,6 +64,8 @@ export function projectJson(row: ProjectRow, usage: ProjectUsage): Project {
     usage: { subscribers: usage.subscribers, pushes_this_month: usage.pushes_this_month },
     vapid_public: row.vapid_public,
     created_at: row.created_at.getTime(),
+    expire_after_failures: row.expire_after_failures,
+    expire_after_days_without_delivery: row.expire_after_days_without_delivery,
   }
 }
 
@@ -144,14 +147,16 @@ export async function updateProjectSettings(db: Database, config: Config, audit:
       plan: body.plan,
       default_icon: defaultIcon,
       limits: body.limits === undefined ? undefined : mergeOverrides(storedOverrides(current), body.limits),
+      expire_after_failures: body.expire_after_failures,
+      expire_after_days_without_delivery: body.expire_after_days_without_delivery,
     })
-    const fields = (['plan', 'default_icon', 'limits'] as const).filter((field) => body[field] !== undefined)
+    const fields = (['plan', 'default_icon', 'limits', ...EXPIRY_FIELDS] as const).filter((field) => body[field] !== undefined)
     await recordAudit(tx, {
       projectId: id,
       context: audit,
       action: 'project.update',
       target: { type: 'project', id },
-      details: { fields, ...(body.plan !== undefined ? { plan: body.plan } : {}), ...(defaultIcon !== undefined ? { default_icon: defaultIcon } : {}), ...(body.limits !== undefined ? { limits: body.limits } : {}) },
+      details: { fields, ...(body.plan !== undefined ? { plan: body.plan } : {}), ...(defaultIcon !== undefined ? { default_icon: defaultIcon } : {}), ...(body.limits !== undefined ? { limits: body.limits } : {}), ...expiryDetails(body) },
     })
     return updated
   })

@@ -137,6 +137,8 @@ describe('GET /admin/v1/projects/:id', () => {
       usage: { subscribers: 0, pushes_this_month: 0 },
       vapid_public: created.vapid_public,
       created_at: expect.any(Number),
+      expire_after_failures: null,
+      expire_after_days_without_delivery: null,
     })
     expect(Math.abs(res.json().created_at - Date.now())).toBeLessThan(60_000)
     expect(res.body).not.toContain('vapid_private')
@@ -182,6 +184,8 @@ describe('GET /admin/v1/projects', () => {
       usage: { subscribers: 0, pushes_this_month: 0 },
       vapid_public: a.vapid_public,
       created_at: expect.any(Number),
+      expire_after_failures: null,
+      expire_after_days_without_delivery: null,
     })
     const all = (await t.app.inject({ method: 'GET', url: '/admin/v1/projects?limit=100', headers: admin })).json()
     const ids = all.projects.map((p: { id: string }) => p.id)

@@ -114,14 +114,17 @@ describe('herald CLI', () => {
         usage: { subscribers: 0, pushes_this_month: 0 },
         vapid_public: expect.any(String),
         created_at: expect.any(Number),
+        expire_after_failures: null,
+        expire_after_days_without_delivery: null,
       },
     ])
   }, STEP_TIMEOUT)
 
-  it('projects update changes plan, icon and limit overrides', async () => {
+  it('projects update changes plan, icon, limit overrides and expiry rules', async () => {
     const out = json(
       await herald('projects', 'update', projectId, '--plan', 'pro', '--default-icon', 'https://cdn.example.com/i.png',
-        '--limit', 'groups=10', '--limit', 'subscribers=null', '--limit', 'monthly_pushes=0'),
+        '--limit', 'groups=10', '--limit', 'subscribers=null', '--limit', 'monthly_pushes=0',
+        '--expire-after-failures', '7', '--expire-after-days-without-delivery', 'null'),
     )
     expect(out).toMatchObject({
       id: projectId,
@@ -129,6 +132,8 @@ describe('herald CLI', () => {
       default_icon: 'https://cdn.example.com/i.png',
       limits: { ...PLANS.pro, groups: 10, monthly_pushes: 0 },
       limit_overrides: { groups: 10, monthly_pushes: 0 },
+      expire_after_failures: 7,
+      expire_after_days_without_delivery: null,
     })
   }, STEP_TIMEOUT)
 

@@ -1,6 +1,7 @@
 // The operator CLI: the twin of every /admin/v1 route, printing the same JSON.
 // Arguments are checked against the routes' own schemas. Exit codes: 0 done,
 // 1 the operation failed (the error JSON is on stderr), 2 bad arguments.
+import { EXPIRY_FIELDS } from './expiry-settings.ts'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { FastifyError } from 'fastify'
 import type { TSchema } from 'typebox'
@@ -45,6 +46,9 @@ export const PROJECT_COMMANDS_HELP = `
   herald projects get PROJECT_ID
   herald projects update PROJECT_ID [--plan PLAN] [--default-icon URL|null]
                          [--limit FIELD=N|null ...]   FIELD: ${LIMIT_FIELDS.join(', ')}
+                         [--expire-after-failures N|null] [--expire-after-days-without-delivery N|null]
+                         expire subscribers after N failed pushes in a row, or after N days
+                         of failing pushes with none accepted (null: off, the default)
   herald keys create PROJECT_ID [--name NAME] [--scope ${KEY_SCOPES.join('|')}]
                          scope (default full): what the key may do, see decisions.md
   herald keys list PROJECT_ID
@@ -129,7 +133,13 @@ async function projects(db: Database, config: Config, sub: string | undefined, a
     case 'update': {
       const { values, positionals } = parse(
         args,
-        { plan: { type: 'string' }, 'default-icon': { type: 'string' }, limit: { type: 'string', multiple: true } },
+        {
+          plan: { type: 'string' },
+          'default-icon': { type: 'string' },
+          limit: { type: 'string', multiple: true },
+          'expire-after-failures': { type: 'string' },
+          'expire-after-days-without-delivery': { type: 'string' },
+        },
         ['PROJECT_ID'],
       )
       const body: Record<string, unknown> = {}
@@ -137,6 +147,11 @@ async function projects(db: Database, config: Config, sub: string | undefined, a
       const icon = values['default-icon'] as string | undefined
       if (icon !== undefined) body.default_icon = icon === 'null' ? null : icon
       if (values.limit !== undefined) body.limits = parseLimits(values.limit as string[])
+      for (const field of EXPIRY_FIELDS) {
+        const value = values[field.replaceAll('_', '-')] as string | undefined
+        // A number as a number, so the schema's integer check speaks of the field; anything else is left for it to refuse.
+        if (value !== undefined) body[field] = value === 'null' ? null : /^-?\d+$/.test(value) ? Number(value) : value
+      }
       return updateProjectSettings(db, config, CLI_AUDIT_CONTEXT, positionals[0], check(UpdateProjectBody, body))
     }
     case 'set-vapid-keys': {

@@ -1,6 +1,7 @@
 // Shapes of GET /v1/me and GET /v1/vapid-public-key (decisions.md §3).
 import { Type, type Static } from 'typebox'
 import { PLAN_NAMES } from './plans.ts'
+import { ExpiryRules, ExpiryRulesPatch } from './expiry-settings.ts'
 
 const EffectiveLimits = Type.Object(
   {
@@ -25,19 +26,26 @@ export const MeResponse = Type.Object({
       subscribers: Type.Integer({ description: 'Active subscribers now.' }),
       pushes_this_month: Type.Integer({ description: 'Pushes counted against the cap in the current calendar month (UTC).' }),
     }),
+    ...ExpiryRules,
   }),
 })
 export type MeResponse = Static<typeof MeResponse>
 
-/** PATCH /v1/me: what a project's own key may change. The dashboard sets the default icon here. */
+/**
+ * PATCH /v1/me: what a project's own key may change. The dashboard sets the
+ * default icon and the expiry rules (issue 23) here. Any of the fields, at
+ * least one: before the rules, default_icon was required, so an empty body
+ * is still refused.
+ */
 export const UpdateMeBody = Type.Object(
   {
-    default_icon: Type.Union(
+    default_icon: Type.Optional(Type.Union(
       [Type.String({ minLength: 1, description: 'HTTPS URL (at most 2048 chars) or PNG/JPEG/WebP data URL (square, at most 256 KB), hosted under /icons' }), Type.Null()],
       { description: 'Used when a send gives no notification.icon; null clears it.' },
-    ),
+    )),
+    ...ExpiryRulesPatch,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1 },
 )
 export type UpdateMeBody = Static<typeof UpdateMeBody>
 

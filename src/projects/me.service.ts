@@ -10,6 +10,7 @@ import { updateProject } from './projects.store.ts'
 import { projectUsage } from './usage.store.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
+import { EXPIRY_FIELDS, expiryDetails } from './expiry-settings.ts'
 
 export async function describeProject(q: Queryable, project: AuthedProject): Promise<MeResponse> {
   const usage = await projectUsage(q, project.id)
@@ -24,6 +25,8 @@ export async function describeProject(q: Queryable, project: AuthedProject): Pro
       default_icon: project.default_icon,
       limits: project.effectiveLimits,
       usage,
+      expire_after_failures: project.expire_after_failures,
+      expire_after_days_without_delivery: project.expire_after_days_without_delivery,
     },
   }
 }
@@ -31,15 +34,18 @@ export async function describeProject(q: Queryable, project: AuthedProject): Pro
 /**
  * PATCH /v1/me: the project's default icon, with the same checks and hosting
  * as the operator's PATCH /admin/v1/projects/:id (a data URL is stored first,
- * so a refused icon changes nothing).
+ * so a refused icon changes nothing), and its expiry rules.
  */
 export async function updateOwnProject(db: Database, config: Config, audit: AuditContext, project: AuthedProject, body: UpdateMeBody): Promise<MeResponse> {
-  const defaultIcon = body.default_icon === null ? null : await resolveDefaultIcon(db, config, body.default_icon)
+  const defaultIcon = body.default_icon === undefined || body.default_icon === null ? body.default_icon : await resolveDefaultIcon(db, config, body.default_icon)
+  const rules = { expire_after_failures: body.expire_after_failures, expire_after_days_without_delivery: body.expire_after_days_without_delivery }
   const row = await db.transaction(async (tx) => {
-    const updated = await updateProject(tx, project.id, { default_icon: defaultIcon })
+    const updated = await updateProject(tx, project.id, { default_icon: defaultIcon, ...rules })
     if (!updated) throw new AppError('project_not_found')
-    await recordAudit(tx, { projectId: project.id, context: audit, action: 'project.update', target: { type: 'project', id: project.id }, details: { fields: ['default_icon'], default_icon: defaultIcon } })
+    const fields = (['default_icon', ...EXPIRY_FIELDS] as const).filter((field) => body[field] !== undefined)
+    const values = { ...(defaultIcon !== undefined ? { default_icon: defaultIcon } : {}), ...expiryDetails(body) }
+    await recordAudit(tx, { projectId: project.id, context: audit, action: 'project.update', target: { type: 'project', id: project.id }, details: { fields, ...values } })
     return updated
   })
-  return describeProject(db, { ...project, default_icon: row.default_icon })
+  return describeProject(db, { ...project, ...row, effectiveLimits: project.effectiveLimits })
 }

@@ -13,6 +13,9 @@ export interface ProjectRow {
   vapid_public: string
   vapid_private: string
   created_at: Date
+  /** Subscription health rules (migration 0025): null is off. */
+  expire_after_failures: number | null
+  expire_after_days_without_delivery: number | null
 }
 
 export interface ApiKeyRow {
@@ -38,9 +41,9 @@ export const LAST_USED_PRECISION_MS = 60_000
 const KEY_COLUMNS = `id, project_id, name, prefix, hash, scope, created_at, revoked_at, last_used_at, created_by_type, created_by_id,
   (SELECT u.email FROM users u WHERE api_keys.created_by_type = 'user' AND u.id = api_keys.created_by_id) AS created_by_email`
 
-const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, vapid_public, vapid_private, created_at'
+const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, vapid_public, vapid_private, created_at, expire_after_failures, expire_after_days_without_delivery'
 
-export async function insertProject(q: Queryable, row: Omit<ProjectRow, 'created_at'>): Promise<ProjectRow> {
+export async function insertProject(q: Queryable, row: Omit<ProjectRow, 'created_at' | 'expire_after_failures' | 'expire_after_days_without_delivery'>): Promise<ProjectRow> {
   const result = await q.query<ProjectRow>(
     `INSERT INTO projects (id, name, domain, plan, default_icon, limits, vapid_public, vapid_private)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${PROJECT_COLUMNS}`,
@@ -75,6 +78,9 @@ export interface ProjectPatch {
   plan?: PlanName
   default_icon?: string | null
   limits?: LimitOverrides
+  /** undefined keeps the stored value; null turns the rule off. */
+  expire_after_failures?: number | null
+  expire_after_days_without_delivery?: number | null
 }
 
 export async function updateProject(q: Queryable, id: string, patch: ProjectPatch): Promise<ProjectRow | null> {
@@ -82,7 +88,9 @@ export async function updateProject(q: Queryable, id: string, patch: ProjectPatc
     `UPDATE projects SET
        plan = COALESCE($2, plan),
        default_icon = CASE WHEN $3::boolean THEN $4 ELSE default_icon END,
-       limits = COALESCE($5::jsonb, limits)
+       limits = COALESCE($5::jsonb, limits),
+       expire_after_failures = CASE WHEN $6::boolean THEN $7::int ELSE expire_after_failures END,
+       expire_after_days_without_delivery = CASE WHEN $8::boolean THEN $9::int ELSE expire_after_days_without_delivery END
      WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
     [
       id,
@@ -90,6 +98,10 @@ export async function updateProject(q: Queryable, id: string, patch: ProjectPatc
       patch.default_icon !== undefined,
       patch.default_icon ?? null,
       patch.limits === undefined ? null : JSON.stringify(patch.limits),
+      patch.expire_after_failures !== undefined,
+      patch.expire_after_failures ?? null,
+      patch.expire_after_days_without_delivery !== undefined,
+      patch.expire_after_days_without_delivery ?? null,
     ],
   )
   return result.rows[0] ?? null

@@ -31,7 +31,8 @@ import { ImportResult } from './import.schemas.ts'
 import { importSubscribers, type ImportFormat } from './import.service.ts'
 import { Readable } from 'node:stream'
 import { exportSubscribers } from './export.service.ts'
-import { ExportBody, ExportQuery } from './subscribers.schemas.ts'
+import { ExportBody, ExportQuery, SubscriberHealthCounts } from './subscribers.schemas.ts'
+import { countByHealth } from './health.store.ts'
 
 export const EXPORT_CONTENT_TYPES = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const
 
@@ -118,6 +119,19 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       response: { 200: SubscriberCounts, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request) => store.countByStatus(ctx.db, request.project.id))
+
+  // A static path too; a separate route so that /counts stays a read of counters and indexes.
+  app.get('/v1/subscribers/health', {
+    onRequest: bearerAuth(ctx, 'project:read'),
+    schema: {
+      operationId: 'countSubscriberHealth',
+      tags,
+      security,
+      summary: 'How many active subscribers are active, dormant or failing',
+      description: 'failing: the last push failed; dormant: no click and no subscribe call from the browser in 30 days, not failing; active: the others (docs/subscription-health.md). One pass over the active subscribers.',
+      response: { 200: SubscriberHealthCounts, 401: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => countByHealth(ctx.db, request.project.id))
 
   app.get('/v1/subscribers/:sid', {
     onRequest: bearerAuth(ctx, 'subscribers:read'),

@@ -70,6 +70,12 @@ export const SubscriberSource = Type.Union([Type.Literal('subscribe'), Type.Lite
 })
 export type SubscriberSource = Static<typeof SubscriberSource>
 
+/** issue 23, docs/subscription-health.md. */
+export const SubscriberHealth = Type.Union([Type.Literal('active'), Type.Literal('dormant'), Type.Literal('failing')], {
+  description: 'failing: active, and its last push failed (consecutive_failures > 0). dormant: active, not failing, and neither a click nor a subscribe call from its browser (last_seen_at) in the last 30 days. active: active and neither.',
+})
+export type SubscriberHealth = Static<typeof SubscriberHealth>
+
 /** Browser routes take the project as ?project= or the X-Service-Project header (api.md §5). */
 export const ProjectQuery = Type.Object({
   project: Type.Optional(Type.String({ description: 'The project id, prj_…; or send the X-Service-Project header.' })),
@@ -140,8 +146,15 @@ export const Subscriber = Type.Object({
   created_at: Type.Integer({ description: 'Unix ms' }),
   last_seen_at: Type.Integer({ description: 'Unix ms: the last subscribe from this browser (the first, or a repeat that refreshed it).' }),
   source: SubscriberSource,
+  last_delivered_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms: the last time a push service accepted a push for this subscriber (HTTP 201); null when none has yet. Apple accepts pushes even for dead endpoints.' }),
+  last_clicked_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms: the last click on one of its notifications that Herald recorded; null when none.' }),
+  consecutive_failures: Type.Integer({ description: 'Pushes that failed in a row since the last one accepted (404/410, other refusals, or unreachable after the last retry); 0 after an accepted push.' }),
+  health: Type.Union([SubscriberHealth, Type.Null()], { description: 'For an active subscriber: failing, dormant or active (docs/subscription-health.md); null for unsubscribed and expired ones.' }),
 })
 export type Subscriber = Static<typeof Subscriber>
+
+/** The last millisecond a JavaScript Date can hold: a time filter beyond it could not be compared. */
+const UNIX_MS_MAX = 8_640_000_000_000_000
 
 /** decisions.md §3: ?limit= 1-100, default 50. */
 export const PAGE_LIMIT_DEFAULT = 50
@@ -162,6 +175,12 @@ export const ListSubscribersQuery = Type.Object({
     description: 'key:value: only subscribers whose tag `key` has this value, compared as text (age:10 finds 10 and "10", vip:true finds true and "true"). A bare key: those that have the tag.',
   })),
   group_id: Type.Optional(Type.String({ maxLength: 64, description: 'Only members of this group.' })),
+  health: Type.Optional(SubscriberHealth),
+  delivered_before: Type.Optional(Type.Integer({ minimum: 0, maximum: UNIX_MS_MAX, description: 'Unix ms: only subscribers with no push accepted since then (the last one earlier, or none ever).' })),
+  delivered_after: Type.Optional(Type.Integer({ minimum: 0, maximum: UNIX_MS_MAX, description: 'Unix ms: only subscribers with a push accepted at or after then.' })),
+  clicked_before: Type.Optional(Type.Integer({ minimum: 0, maximum: UNIX_MS_MAX, description: 'Unix ms: only subscribers with no click recorded since then (the last one earlier, or none ever).' })),
+  clicked_after: Type.Optional(Type.Integer({ minimum: 0, maximum: UNIX_MS_MAX, description: 'Unix ms: only subscribers with a click recorded at or after then.' })),
+  min_consecutive_failures: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Only subscribers whose last this many pushes (at least) failed in a row.' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT })),
   cursor: Type.Optional(Type.String({ pattern: '^sub_[0-9a-z]{26}$', description: 'next_cursor of the previous page.' })),
 })
@@ -178,6 +197,12 @@ export const SubscriberCounts = Type.Object({
   expired: Type.Integer({ description: 'Their push service answered 404 or 410.' }),
 })
 export type SubscriberCounts = Static<typeof SubscriberCounts>
+
+export const SubscriberHealthCounts = Type.Object({
+  active: Type.Integer({ description: 'Active subscribers neither failing nor dormant.' }),
+  dormant: Type.Integer({ description: 'Active, not failing, and no click or subscribe call from their browser in the last 30 days.' }),
+  failing: Type.Integer({ description: 'Active, and their last push failed (consecutive_failures > 0).' }),
+}, { description: 'The active subscribers by health (docs/subscription-health.md); the three add up to counts.active.' })
 
 export const SubscriberParams = Type.Object({ sid: Type.String({ description: 'A subscriber id, sub_…' }) })
 export const ExternalIdParams = Type.Object({ external_id: ExternalId })

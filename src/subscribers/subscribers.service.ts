@@ -8,6 +8,7 @@ import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit, type AuditEntry } from '../audit/audit.store.ts'
 import { maskEndpoint } from '../access/masking.ts'
+import { healthOf } from './health.store.ts'
 
 /** Whether the caller may see push endpoints whole (access.ts SEES_PUSH_ENDPOINTS); masked otherwise. */
 export interface SubscriberView { endpoints: boolean }
@@ -24,6 +25,10 @@ function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Su
     created_at: row.created_at.getTime(),
     last_seen_at: row.last_seen_at.getTime(),
     source: row.source,
+    last_delivered_at: row.last_delivered_at?.getTime() ?? null,
+    last_clicked_at: row.last_clicked_at?.getTime() ?? null,
+    consecutive_failures: row.consecutive_failures,
+    health: healthOf(row),
   }
 }
 
@@ -32,6 +37,8 @@ function parseTagFilter(text: string): { key: string; value?: string } {
   const colon = text.indexOf(':')
   return colon < 0 ? { key: text } : { key: text.slice(0, colon), value: text.slice(colon + 1) }
 }
+
+const toDate = (ms: number | undefined): Date | undefined => (ms === undefined ? undefined : new Date(ms))
 
 function notFound(id: string): AppError {
   return new AppError('subscriber_not_found', `No subscriber ${id} in this project.`)
@@ -52,6 +59,12 @@ export async function listSubscribers(
       externalIdContains: query.external_id_contains,
       tag: query.tag === undefined ? undefined : parseTagFilter(query.tag),
       groupId: query.group_id,
+      health: query.health,
+      deliveredBefore: toDate(query.delivered_before),
+      deliveredAfter: toDate(query.delivered_after),
+      clickedBefore: toDate(query.clicked_before),
+      clickedAfter: toDate(query.clicked_after),
+      minConsecutiveFailures: query.min_consecutive_failures,
       before: query.cursor,
       limit: n,
     }),

@@ -1,7 +1,8 @@
 // SQL for subscribers. Every query names the project: a subscriber of
 // another project is simply not found.
 import type { Queryable } from '../platform/db/database.ts'
-import type { PushService, SubscriberSource, SubscriberStatus, Tags } from './subscribers.schemas.ts'
+import type { PushService, SubscriberHealth, SubscriberSource, SubscriberStatus, Tags } from './subscribers.schemas.ts'
+import { dormantCutoff, healthCondition } from './health.store.ts'
 
 export interface SubscriberRow {
   id: string
@@ -16,11 +17,15 @@ export interface SubscriberRow {
   created_at: Date
   last_seen_at: Date
   source: SubscriberSource
+  /** Health (migration 0025): the last push a push service accepted, the last click recorded, failed pushes since. */
+  last_delivered_at: Date | null
+  last_clicked_at: Date | null
+  consecutive_failures: number
 }
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.created_at, s.last_seen_at, s.source'
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -150,6 +155,13 @@ export interface SubscriberFilter {
   /** A tag the subscriber has, and the value it holds as text when given. */
   tag?: { key: string; value?: string }
   groupId?: string
+  /** Health (issue 23): times compare with last_delivered_at / last_clicked_at; *Before also matches never. */
+  deliveredBefore?: Date
+  deliveredAfter?: Date
+  clickedBefore?: Date
+  clickedAfter?: Date
+  minConsecutiveFailures?: number
+  health?: SubscriberHealth
   /** Only ids below this one (the previous page's last id). */
   before?: string
   limit: number
@@ -188,6 +200,24 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
   if (filter.groupId) {
     params.push(filter.groupId)
     where.push(`EXISTS (SELECT 1 FROM group_members m WHERE m.subscriber_id = s.id AND m.group_id = $${params.length})`)
+  }
+  const column = (name: string, bound: Date | undefined, op: '<' | '>=', orNever: boolean): void => {
+    if (!bound) return
+    params.push(bound)
+    where.push(orNever ? `(s.${name} IS NULL OR s.${name} ${op} $${params.length})` : `s.${name} ${op} $${params.length}`)
+  }
+  column('last_delivered_at', filter.deliveredBefore, '<', true)
+  column('last_delivered_at', filter.deliveredAfter, '>=', false)
+  column('last_clicked_at', filter.clickedBefore, '<', true)
+  column('last_clicked_at', filter.clickedAfter, '>=', false)
+  if (filter.minConsecutiveFailures !== undefined) {
+    params.push(filter.minConsecutiveFailures)
+    where.push(`s.consecutive_failures >= $${params.length}`)
+  }
+  if (filter.health === 'failing') where.push(healthCondition('failing', ''))
+  else if (filter.health) {
+    params.push(dormantCutoff())
+    where.push(healthCondition(filter.health, `$${params.length}::timestamptz`))
   }
   if (filter.before) {
     params.push(filter.before)
@@ -235,14 +265,4 @@ export async function countByStatus(q: Queryable, projectId: string): Promise<{ 
   )
   const row = result.rows[0]
   return { active: Number(row.active), unsubscribed: Number(row.unsubscribed), expired: Number(row.expired) }
-}
-
-/**
- * Marks subscriptions their push service says are gone (404, 410) expired:
- * they get nothing more (decisions.md §3). Only active ones change; ids in
- * sorted order, the order other transactions lock subscribers in.
- */
-export async function expireSubscribers(q: Queryable, ids: string[]): Promise<void> {
-  if (ids.length === 0) return
-  await q.query(`UPDATE subscribers SET status = 'expired' WHERE id = ANY($1::text[]) AND status = 'active'`, [[...ids].sort()])
 }

@@ -69,6 +69,10 @@ describe('GET /v1/subscribers/:sid', () => {
       created_at: expect.any(Number),
       last_seen_at: expect.any(Number),
       source: 'subscribe',
+      last_delivered_at: null,
+      last_clicked_at: null,
+      consecutive_failures: 0,
+      health: 'active',
     })
     expect(got.created_at).toBeGreaterThanOrEqual(before - 1000)
     expect(got.created_at).toBeLessThanOrEqual(Date.now() + 1000)

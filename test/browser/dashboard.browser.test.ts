@@ -313,6 +313,14 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Filter' }).click()
     await expect.poll(onlyTarget).toEqual([target.id])
     await page.getByLabel('Tag').fill('')
+    // Health (issue 23): one subscriber whose last pushes failed.
+    await db('UPDATE subscribers SET consecutive_failures = 2 WHERE id = $1', [members[0].id])
+    await page.getByLabel('Health').selectOption('failing')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await expect.poll(() => page.locator('tr[data-subscriber-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-subscriber-id')))).toEqual([members[0].id])
+    expect(await page.locator(`tr[data-subscriber-id="${members[0].id}"]`).textContent()).toContain('failing (2 in a row)')
+    await db('UPDATE subscribers SET consecutive_failures = 0 WHERE id = $1', [members[0].id])
+    await page.getByLabel('Health').selectOption('')
     await page.getByRole('button', { name: 'Filter' }).click()
     await expect.poll(() => page.locator('tr[data-subscriber-id]').count()).toBe(7)
     await screenshot(page, 'subscribers')
@@ -321,6 +329,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Subscriber', level: 1 }).waitFor()
     expect(await page.locator('#subscriber-groups').textContent()).toContain('VIP customers')
     expect(await page.locator('.details').textContent()).toContain('customer-3')
+    expect(await page.locator('.details').textContent()).toContain('Failed pushes in a row0')
     expect(await page.locator('#subscriber-tags li').allTextContents()).toEqual(['plan: "pro"', 'seats: 3'])
     await screenshot(page, 'subscriber')
     await page.getByRole('button', { name: 'Erase subscriber' }).click()
@@ -373,6 +382,17 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(await page.locator('#icon-message').textContent()).toContain('default_icon')
     expect((await api('GET', '/v1/me')).project.default_icon).toBe(defaultIcon)
 
+    // The expiry rules (issue 23): numbers turn them on, an empty field off.
+    await page.getByLabel('Expire after this many failed pushes in a row').fill('5')
+    await page.getByLabel('Expire after this many days of failing pushes with none accepted').fill('30')
+    await page.getByRole('button', { name: 'Save expiry rules' }).click()
+    await page.getByText('Expiry rules saved.').waitFor()
+    expect((await api('GET', '/v1/me')).project).toMatchObject({ expire_after_failures: 5, expire_after_days_without_delivery: 30 })
+    expect(await page.getByLabel('Expire after this many failed pushes in a row').inputValue()).toBe('5')
+    await page.getByLabel('Expire after this many failed pushes in a row').fill('')
+    await page.getByRole('button', { name: 'Save expiry rules' }).click()
+    await expect.poll(async () => (await api('GET', '/v1/me')).project.expire_after_failures).toBeNull()
+
     // The snippet names this Herald and this project.
     const snippet = await page.locator('#snippet-page').textContent()
     expect(snippet).toContain(`<script src="${herald.url}/sdk/herald.js"></script>`)
@@ -396,6 +416,10 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
     expect(await page.locator('#pushes-usage').textContent()).toContain('5 of 5,000,000')
     expect(await page.locator('#count-active .stat-value').textContent()).toBe('5')
+    // Audience health: all five subscribed minutes ago and none failing.
+    expect(await page.locator('#health-active .stat-value').textContent()).toBe('5')
+    expect(await page.locator('#health-dormant .stat-value').textContent()).toBe('0')
+    expect(await page.locator('#health-failing .stat-value').textContent()).toBe('0')
     await screenshot(page, 'overview')
 
     const phone = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })

@@ -49,6 +49,7 @@ describe.skipIf(!browserAvailable)('Herald service worker', () => {
    * decrypted it for `receiver`. That is what the tests hand to the worker.
    */
   let receiver: ReturnType<PushService['createSubscription']>
+  let receiverId: string
   async function broadcast(notification: Record<string, unknown>): Promise<{ id: string; data: string; payload: Record<string, unknown> }> {
     const sent = await api('POST', '/v1/send', { target: { type: 'all' }, notification })
     expect(sent.status).toBe(202)
@@ -63,7 +64,9 @@ describe.skipIf(!browserAvailable)('Herald service worker', () => {
     project = await herald.t.project({ plan: 'hobby' })
     push = await startPushService()
     receiver = push.createSubscription({ applicationServerKey: project.vapidPublic })
-    expect((await api('POST', `/v1/subscribe?project=${project.id}`, receiver)).status).toBe(201)
+    const subscribed = await api('POST', `/v1/subscribe?project=${project.id}`, receiver)
+    expect(subscribed.status).toBe(201)
+    receiverId = subscribed.body.id
     site = await startSite({
       '/index.html': '<!doctype html><title>Shop</title><h1>Shop</h1>',
       '/sale': '<!doctype html><title>Sale</title><h1>Sale</h1>',
@@ -185,6 +188,22 @@ self.addEventListener('push', (event) => {
       // A database the worker has not created yet: nothing to forget (and no store is made here).
       open.onupgradeneeded = () => open.transaction?.abort()
     }), { id: broadcastId, remove })
+  }
+
+  /** Writes (or, with null, deletes) the record herald.js's subscribe() keeps in the site's 'herald' database. */
+  function storeState(record: Record<string, unknown> | null): Promise<void> {
+    return page.evaluate((record) => new Promise<void>((resolve, reject) => {
+      const open = indexedDB.open('herald', 1)
+      open.onerror = () => reject(open.error)
+      open.onsuccess = () => {
+        const db = open.result
+        const tx = db.transaction('state', 'readwrite')
+        if (record) tx.objectStore('state').put(record, 'subscription')
+        else tx.objectStore('state').delete('subscription')
+        tx.oncomplete = () => { db.close(); resolve() }
+        tx.onerror = () => reject(tx.error)
+      }
+    }), record)
   }
 
   function serviceWorker(path = '/herald-sw.js'): Promise<Worker> {
@@ -341,13 +360,19 @@ self.addEventListener('push', (event) => {
     expect(await notificationEvent(worker, 'notificationclick', id, 'buy')).toBe(1)
     expect(await eventually(async () => (await api('GET', `/v1/broadcasts/${id}`)).body.clicked_by_action, (c) => c.buy === 1)).toEqual({ buy: 1, later: 0 })
     const calls = () => worker.evaluate(() => (self as unknown as { __actionCalls: string[] }).__actionCalls)
-    expect(await calls()).toEqual([JSON.stringify({ type: 'clicked', broadcast_id: id, action: 'buy' }), `open ${site.url}/sale?buy=1`])
+    // The window opens while the beacon waits for the stored record (none here: no subscriber id sent).
+    expect((await calls()).sort()).toEqual([JSON.stringify({ type: 'clicked', broadcast_id: id, action: 'buy' }), `open ${site.url}/sale?buy=1`].sort())
+    expect((await api('GET', `/v1/subscribers/${receiverId}`)).body.last_clicked_at).toBeNull()
 
+    // With the record subscribe() stores, a click also names the subscriber, which dates its last click (issue 23).
+    await storeState({ project: project.id, base_url: herald.url, subscriber_id: receiverId, endpoint: receiver.endpoint })
     // The second button has no url of its own: it opens the notification's.
     const { id: second, data: secondData } = await broadcast({ title: 'Actions 2', body: 'Again', url: '/sale', actions })
     await deliverUntilShown(secondData, second)
     expect(await notificationEvent(worker, 'notificationclick', second, 'later')).toBe(1)
-    expect((await calls()).slice(2)).toEqual([JSON.stringify({ type: 'clicked', broadcast_id: second, action: 'later' }), `open ${site.url}/sale`])
+    expect((await calls()).slice(2).sort()).toEqual([JSON.stringify({ type: 'clicked', broadcast_id: second, action: 'later', subscriber_id: receiverId }), `open ${site.url}/sale`].sort())
+    expect((await eventually(async () => (await api('GET', `/v1/subscribers/${receiverId}`)).body, (b) => b.last_clicked_at !== null)).last_clicked_at).toEqual(expect.any(Number))
+    await storeState(null)
     expect(await eventually(async () => (await api('GET', `/v1/broadcasts/${second}`)).body, (b) => b.clicked === 1)).toMatchObject({ clicked_by_action: { buy: 0, later: 1 } })
     await closeAll()
   })

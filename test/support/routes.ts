@@ -86,6 +86,7 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   },
   { method: 'GET', path: '/v1/subscribers', url: () => '/v1/subscribers', foreign: { status: 200 } },
   { method: 'GET', path: '/v1/subscribers/counts', url: () => '/v1/subscribers/counts', foreign: { status: 200 } },
+  { method: 'GET', path: '/v1/subscribers/health', url: () => '/v1/subscribers/health', foreign: { status: 200 } },
   { method: 'GET', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
   { method: 'DELETE', path: '/v1/subscribers/:sid', url: (ids) => `/v1/subscribers/${ids.subscriber}`, foreign: notFound('subscriber_not_found') },
   {

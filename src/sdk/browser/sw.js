@@ -152,9 +152,10 @@
 
   // Fire and forget, never into the console: text/plain needs no CORS preflight,
   // and keepalive lets the request finish after the worker stops.
-  function beacon(type, data, action) {
+  function beacon(type, data, action, subscriberId) {
     var body = { type: type, broadcast_id: data.broadcast_id }
     if (action) body.action = action
+    if (subscriberId) body.subscriber_id = subscriberId
     try {
       return fetch(BASE_URL + '/v1/events?project=' + encodeURIComponent(data.project_id), {
         method: 'POST',
@@ -166,6 +167,15 @@
     } catch (_) {
       return Promise.resolve()
     }
+  }
+
+  // The subscriber id subscribe stored for this project, sent with a click so
+  // Herald can date this subscriber's last click (its health); the event
+  // itself stays anonymous. Resolves null whatever fails: the beacon still goes.
+  function clickerId(data) {
+    return transaction('state', 'readonly', function (store) { return store.get(STATE_KEY) }).then(function (state) {
+      return state && state.base_url === BASE_URL && state.project === data.project_id && typeof state.subscriber_id === 'string' ? state.subscriber_id : null
+    }, function () { return null })
   }
 
   function focusOrOpen(url) {
@@ -266,7 +276,7 @@
     // event.action is '' for a click on the notification itself, else the button's action id.
     var action = event.action && data.actions && data.actions[event.action] ? event.action : ''
     var url = action ? data.actions[action] : data.url || absoluteUrl('/')
-    event.waitUntil(Promise.all([focusOrOpen(url), beacon('clicked', data, action)]))
+    event.waitUntil(Promise.all([focusOrOpen(url), clickerId(data).then(function (id) { return beacon('clicked', data, action, id) })]))
   })
 
   self.addEventListener('notificationclose', function (event) {

@@ -1,18 +1,21 @@
-// Overview: subscribers by status, pushes this month against the cap, and the
-// latest broadcasts.
+// Overview: subscribers by status and the health of the active ones (issue
+// 23), pushes this month against the cap, and the latest broadcasts.
 import { get } from '../api.js'
 import { append, formatNumber, formatRate, h, shortTime } from '../dom.js'
 import { okBox, pageHeading, statusBadge, table } from '../ui.js'
 
 export async function render(view, session, { flash }) {
-  const [me, counts, recent] = await Promise.all([
+  const [me, counts, health, recent] = await Promise.all([
     session.refreshMe(),
     get('/v1/subscribers/counts'),
+    get('/v1/subscribers/health'),
     get('/v1/broadcasts?limit=5'),
   ])
   const used = me.usage.pushes_this_month
   const cap = me.limits.monthly_pushes
   const share = cap > 0 ? Math.min(100, (100 * used) / cap) : 100
+  // Each health count opens the subscribers list filtered to that health.
+  const healthStat = (label, value, id) => h('a', { class: 'stat', id, href: '#/subscribers', onclick: () => { session.subscriberFilter = { health: label } } }, h('span', { class: 'stat-value' }, formatNumber(value)), h('span', { class: 'stat-label' }, label))
   const stat = (label, value, id) => h('div', { class: 'stat', id }, h('span', { class: 'stat-value' }, formatNumber(value)), h('span', { class: 'stat-label' }, label))
 
   append(view, 
@@ -26,6 +29,15 @@ export async function render(view, session, { flash }) {
         stat('expired', counts.expired, 'count-expired'),
       ),
       h('p', { class: 'hint' }, `Your ${me.plan} plan allows ${formatNumber(me.limits.subscribers)} active subscribers.`),
+    ),
+    h('section', { 'aria-labelledby': 'health-title' },
+      h('h2', { id: 'health-title' }, 'Audience health'),
+      h('div', { class: 'stats' },
+        healthStat('active', health.active, 'health-active'),
+        healthStat('dormant', health.dormant, 'health-dormant'),
+        healthStat('failing', health.failing, 'health-failing'),
+      ),
+      h('p', { class: 'hint' }, 'Of the active subscribers: failing, their last push failed; dormant, no click and no visit in 30 days. Apple accepts pushes even for dead subscriptions, so only clicks tell. Expiry rules are in Settings.'),
     ),
     h('section', { 'aria-labelledby': 'pushes-title' },
       h('h2', { id: 'pushes-title' }, 'Pushes this month'),

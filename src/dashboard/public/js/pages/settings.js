@@ -1,6 +1,6 @@
 // Settings: webhooks (webhooks-section.js: status, delivery log, test, edit,
-// enable, rotate), the project's default icon (PATCH /v1/me), and the
-// snippet to paste into the site.
+// enable, rotate), the project's default icon and subscription expiry rules
+// (PATCH /v1/me), and the snippet to paste into the site.
 import { patch } from '../api.js'
 import { append, field, h, readAsDataUrl, replace } from '../dom.js'
 import { errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
@@ -13,6 +13,7 @@ export async function render(view, session, { flash }) {
     flash ? okBox(flash) : null,
     await webhooksSection(),
     iconSection(session),
+    expirySection(session),
     snippetSection(me),
   )
 }
@@ -53,6 +54,33 @@ function iconSection(session) {
     h('h2', { id: 'icon-title' }, 'Default icon'),
     h('p', {}, 'Shown on notifications sent without their own icon.'),
     current, slot, form)
+}
+
+// The two expiry rules (issue 23, docs/subscription-health.md): an empty field is off.
+function expirySection(session) {
+  const slot = h('div', { class: 'slot', id: 'expiry-message' })
+  const me = session.me
+  const failures = h('input', { name: 'expire_after_failures', type: 'number', min: '1', max: '1000', step: '1', value: me.expire_after_failures ?? '', placeholder: 'off' })
+  const days = h('input', { name: 'expire_after_days_without_delivery', type: 'number', min: '1', max: '3650', step: '1', value: me.expire_after_days_without_delivery ?? '', placeholder: 'off' })
+  const intro = h('p', {}, 'Expired subscribers get no more pushes and no longer count toward your plan; a browser that subscribes again comes back. A push service answering 404 or 410 expires a subscriber at once, whatever these say. FCM answers 404 for devices offline 270 days; Apple accepts pushes even for dead subscriptions, so only clicks tell (see dormant on the overview). Leave a field empty to turn its rule off.')
+  if (!session.can('project:write')) {
+    const text = (value, unit) => (value === null ? 'off' : `${value} ${unit}`)
+    return h('section', { class: 'card', 'aria-labelledby': 'expiry-title' },
+      h('h2', { id: 'expiry-title' }, 'Subscription expiry'), intro,
+      h('p', { id: 'expiry-rules' }, `After failed pushes in a row: ${text(me.expire_after_failures, 'failures')}. After days of failing pushes with none accepted: ${text(me.expire_after_days_without_delivery, 'days')}. Owners and admins change these.`))
+  }
+  const read = (input) => (input.value.trim() === '' ? null : Number(input.value))
+  const form = h('form', { class: 'inline-form', id: 'expiry-form' },
+    field('Expire after this many failed pushes in a row', failures, '1-1000; empty: off.'),
+    field('Expire after this many days of failing pushes with none accepted', days, '1-3650, checked every hour; empty: off. A subscriber you simply send nothing to never expires.'),
+    h('button', { type: 'submit' }, 'Save expiry rules'),
+  )
+  onSubmit(form, slot, async () => {
+    session.me = (await patch('/v1/me', { expire_after_failures: read(failures), expire_after_days_without_delivery: read(days) })).project
+    session.go('#/settings', 'Expiry rules saved.')
+  })
+  return h('section', { class: 'card', 'aria-labelledby': 'expiry-title' },
+    h('h2', { id: 'expiry-title' }, 'Subscription expiry'), intro, slot, form)
 }
 
 function snippetSection(me) {

@@ -1,6 +1,6 @@
 // Subscribers: the list with the filters GET /v1/subscribers offers (status,
-// a search in external ids, a tag, group), pages by cursor; a subscriber's
-// detail with its tags and groups; erasure.
+// health, a search in external ids, a tag, group), pages by cursor; a
+// subscriber's detail with its tags, groups and health; erasure.
 import { del, get, post, query } from '../api.js'
 import { append, field, formatTime, h, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, statusBadge, table } from '../ui.js'
@@ -20,6 +20,9 @@ async function renderList(view, session, flash) {
   const status = h('select', { name: 'status' },
     h('option', { value: '' }, 'Any status'),
     ['active', 'unsubscribed', 'expired'].map((s) => h('option', { value: s, selected: filter.status === s }, s)))
+  const health = h('select', { name: 'health' },
+    h('option', { value: '' }, 'Any health'),
+    ['active', 'dormant', 'failing'].map((s) => h('option', { value: s, selected: filter.health === s }, s)))
   const externalId = h('input', { name: 'external_id_contains', value: filter.external_id_contains ?? '', maxlength: '256', pattern: '[A-Za-z0-9_\\-]+', autocomplete: 'off' })
   const tag = h('input', { name: 'tag', value: filter.tag ?? '', maxlength: '321', pattern: '[A-Za-z0-9_\\-]{1,64}(:.*)?', autocomplete: 'off', placeholder: 'plan:pro' })
   const group = h('select', { name: 'group_id' },
@@ -27,6 +30,7 @@ async function renderList(view, session, flash) {
     groups.map((g) => h('option', { value: g.id, selected: filter.group_id === g.id }, g.name)))
   const form = h('form', { class: 'card filters', id: 'subscriber-filters', role: 'search' },
     field('Status', status),
+    field('Health', health, 'Of active subscribers: failing (last push failed), dormant (no click or visit in 30 days), active.'),
     field('External id', externalId, 'Your own user id, as given at subscribe, or a part of it.'),
     field('Tag', tag, 'key:value (the value as text), or a key alone for those that have it.'),
     field('Group', group),
@@ -38,19 +42,21 @@ async function renderList(view, session, flash) {
   let page = 0
 
   async function load() {
-    const current = { status: status.value, external_id_contains: externalId.value.trim(), tag: tag.value.trim(), group_id: group.value }
+    const current = { status: status.value, health: health.value, external_id_contains: externalId.value.trim(), tag: tag.value.trim(), group_id: group.value }
     session.subscriberFilter = current
     const data = await get(`/v1/subscribers${query({ ...current, limit: 25, cursor: cursors[page] })}`)
     cursors[page + 1] = data.next_cursor
     replace(results, 
-      table('Subscribers', ['Id', 'Status', 'External id', 'Groups', 'Subscribed', 'Last seen'],
+      table('Subscribers', ['Id', 'Status', 'Health', 'External id', 'Groups', 'Subscribed', 'Last seen', 'Last delivered'],
         data.subscribers.map((s) => h('tr', { 'data-subscriber-id': s.id },
           h('td', {}, h('a', { href: `#/subscribers/${s.id}`, class: 'mono' }, s.id)),
           h('td', {}, statusBadge(s.status)),
+          h('td', {}, healthText(s)),
           h('td', {}, s.external_id ?? h('span', { class: 'muted' }, '—')),
           h('td', {}, s.group_ids.length ? s.group_ids.map((gid) => groupName.get(gid) ?? gid).join(', ') : h('span', { class: 'muted' }, '—')),
           h('td', { class: 'when' }, shortTime(s.created_at)),
           h('td', { class: 'when' }, shortTime(s.last_seen_at)),
+          h('td', { class: 'when' }, s.last_delivered_at === null ? h('span', { class: 'muted' }, 'never') : shortTime(s.last_delivered_at)),
         )),
         { emptyText: 'No subscribers match. Visitors appear here once they opt in through the SDK on your site.' }),
       h('div', { class: 'pager' },
@@ -124,6 +130,10 @@ async function renderDetail(view, session, id, flash) {
           : h('span', { class: 'mono break' }, subscriber.endpoint)),
         row('Subscribed', formatTime(subscriber.created_at)),
         row('Last seen', formatTime(subscriber.last_seen_at)),
+        row('Health', healthText(subscriber)),
+        row('Last delivered', subscriber.last_delivered_at === null ? 'Never' : formatTime(subscriber.last_delivered_at)),
+        row('Last clicked', subscriber.last_clicked_at === null ? 'Never' : formatTime(subscriber.last_clicked_at)),
+        row('Failed pushes in a row', String(subscriber.consecutive_failures)),
       ),
     ),
     h('section', { class: 'card', 'aria-labelledby': 'groups-title' }, h('h2', { id: 'groups-title' }, 'Groups'), memberships, addForm),
@@ -140,6 +150,12 @@ async function renderDetail(view, session, id, flash) {
       }),
     ),
   )
+}
+
+/** A subscriber's health as text: only active subscribers have one. */
+function healthText(subscriber) {
+  if (subscriber.health === null) return h('span', { class: 'muted' }, '—')
+  return subscriber.health === 'failing' ? `failing (${subscriber.consecutive_failures} in a row)` : subscriber.health
 }
 
 /** Each tag as key: value, the value in JSON so that 10 and "10", true and "true" read apart. */

@@ -1,0 +1,133 @@
+// SQL for subscription health (issue 23, migration 0025): what fan-out's
+// outcomes and the click beacons record on each subscriber, the expiry sweep,
+// and the health of a project's audience. docs/subscription-health.md says
+// what each figure means.
+import type { Queryable } from '../platform/db/database.ts'
+import type { SubscriberHealth } from './subscribers.schemas.ts'
+
+/**
+ * An active subscriber with no click and no subscribe call from its browser
+ * (last_seen_at) for this long, whose pushes do not fail, is dormant. Thirty
+ * days: the window in which most push senders judge a subscriber engaged, and
+ * about half of ntfy's 60-day expiry of unused subscriptions.
+ */
+export const DORMANT_AFTER_DAYS = 30
+
+/** The SQL test for each health of an active subscriber (alias s); `cutoff` is the parameter holding the dormancy cutoff (failing does not use it). */
+export function healthCondition(health: SubscriberHealth, cutoff: string): string {
+  switch (health) {
+    case 'failing':
+      return `s.status = 'active' AND s.consecutive_failures > 0`
+    case 'dormant':
+      // GREATEST skips a null last_clicked_at (never clicked); last_seen_at is never null.
+      return `s.status = 'active' AND s.consecutive_failures = 0 AND GREATEST(s.last_clicked_at, s.last_seen_at) < ${cutoff}`
+    case 'active':
+      return `s.status = 'active' AND s.consecutive_failures = 0 AND GREATEST(s.last_clicked_at, s.last_seen_at) >= ${cutoff}`
+  }
+}
+
+/** The dormancy cutoff for a given moment. */
+export function dormantCutoff(now = Date.now()): Date {
+  return new Date(now - DORMANT_AFTER_DAYS * 86_400_000)
+}
+
+/** One push's outcome as the health columns see it: accepted, or failed (gone: the push service said 404/410). */
+export interface PushHealthOutcome {
+  subscriberId: string
+  delivered: boolean
+  gone: boolean
+}
+
+/**
+ * Records a batch's outcomes in one statement, folded into the batch's
+ * transaction (delivery/batch-outcomes.ts): an accepted push sets
+ * last_delivered_at and resets consecutive_failures; a failed one counts up,
+ * and expires an active subscriber when its push service said it is gone
+ * (404/410) or when the count reaches the project's expire_after_failures.
+ * Ids go in sorted, the order other transactions lock subscribers in.
+ */
+export async function recordPushHealth(q: Queryable, projectId: string, outcomes: PushHealthOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return
+  const sorted = [...outcomes].sort((a, b) => (a.subscriberId < b.subscriberId ? -1 : a.subscriberId > b.subscriberId ? 1 : 0))
+  await q.query(
+    `UPDATE subscribers s SET
+       last_delivered_at = CASE WHEN o.delivered THEN now() ELSE s.last_delivered_at END,
+       consecutive_failures = CASE WHEN o.delivered THEN 0 ELSE s.consecutive_failures + 1 END,
+       status = CASE
+         WHEN s.status = 'active' AND NOT o.delivered
+              AND (o.gone OR s.consecutive_failures + 1 >= COALESCE((SELECT expire_after_failures FROM projects WHERE id = $4), 2147483647))
+         THEN 'expired' ELSE s.status END
+     FROM unnest($1::text[], $2::boolean[], $3::boolean[]) AS o(id, delivered, gone)
+     WHERE s.id = o.id AND s.project_id = $4`,
+    [sorted.map((o) => o.subscriberId), sorted.map((o) => o.delivered), sorted.map((o) => o.gone), projectId],
+  )
+}
+
+/**
+ * Sets last_clicked_at of the subscribers that clicked, each only within the
+ * project its beacon named: another project's subscriber id changes nothing.
+ */
+export async function recordClicks(q: Queryable, clicks: Array<{ projectId: string; subscriberId: string }>): Promise<void> {
+  if (clicks.length === 0) return
+  const sorted = [...clicks].sort((a, b) => (a.subscriberId < b.subscriberId ? -1 : a.subscriberId > b.subscriberId ? 1 : 0))
+  await q.query(
+    `UPDATE subscribers s SET last_clicked_at = now()
+       FROM unnest($1::text[], $2::text[]) AS c(project_id, id)
+      WHERE s.id = c.id AND s.project_id = c.project_id`,
+    [sorted.map((c) => c.projectId), sorted.map((c) => c.subscriberId)],
+  )
+}
+
+/**
+ * Expires at most `batch` active subscribers, over every project with a rule
+ * on, that are failing (consecutive_failures > 0, the partial index of
+ * migration 0025) and either reached the project's expire_after_failures (a
+ * rule turned on after they had failed that often) or accepted nothing
+ * (since last_delivered_at, or since they subscribed) for
+ * expire_after_days_without_delivery days. Returns how many.
+ */
+export async function expireFailingSubscribers(q: Queryable, batch: number): Promise<number> {
+  const result = await q.query(
+    `UPDATE subscribers SET status = 'expired'
+      WHERE id IN (
+        SELECT s.id FROM projects p
+          JOIN subscribers s ON s.project_id = p.id AND s.status = 'active' AND s.consecutive_failures > 0
+         WHERE (p.expire_after_failures IS NOT NULL AND s.consecutive_failures >= p.expire_after_failures)
+            OR (p.expire_after_days_without_delivery IS NOT NULL
+                AND COALESCE(s.last_delivered_at, s.created_at) < now() - p.expire_after_days_without_delivery * interval '1 day')
+         ORDER BY s.id
+         LIMIT $1
+         FOR NO KEY UPDATE OF s SKIP LOCKED)
+        AND status = 'active'`,
+    [batch],
+  )
+  return result.rowCount
+}
+
+export interface HealthCounts {
+  active: number
+  dormant: number
+  failing: number
+}
+
+/** The project's active subscribers by health: one pass over them (the dashboard's overview reads it). */
+export async function countByHealth(q: Queryable, projectId: string, now = Date.now()): Promise<HealthCounts> {
+  const cutoff = dormantCutoff(now)
+  const result = await q.query<{ active: string | number; dormant: string | number; failing: string | number }>(
+    `SELECT count(*) FILTER (WHERE ${healthCondition('active', '$2::timestamptz')}) AS active,
+            count(*) FILTER (WHERE ${healthCondition('dormant', '$2::timestamptz')}) AS dormant,
+            count(*) FILTER (WHERE ${healthCondition('failing', '')}) AS failing
+       FROM subscribers s WHERE s.project_id = $1 AND s.status = 'active'`,
+    [projectId, cutoff],
+  )
+  const row = result.rows[0]
+  return { active: Number(row.active), dormant: Number(row.dormant), failing: Number(row.failing) }
+}
+
+/** The health of one subscriber row, null unless it is active. */
+export function healthOf(row: { status: string; consecutive_failures: number; last_clicked_at: Date | null; last_seen_at: Date }, now = Date.now()): SubscriberHealth | null {
+  if (row.status !== 'active') return null
+  if (row.consecutive_failures > 0) return 'failing'
+  const lastSign = Math.max(row.last_clicked_at?.getTime() ?? 0, row.last_seen_at.getTime())
+  return lastSign < dormantCutoff(now).getTime() ? 'dormant' : 'active'
+}
