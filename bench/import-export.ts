@@ -6,7 +6,12 @@
 // that step alone (the peak is reset between steps through
 // /proc/<pid>/clear_refs), so the figure is the server's, not the bench's.
 //
+// Then, with the server stopped, `herald backup --out FILE.gz` of that database
+// and `herald restore FILE.gz` into a new empty one of the same storage mode,
+// each as its own process: time, subscribers per second and its peak RSS.
+//
 //   npm run bench -- --only import --subscribers 1000000 [--storage embedded|postgres|both]
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -14,7 +19,7 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import pg from 'pg'
 import type { Storage } from './fanout.ts'
-import { fmt, startHerald, type HeraldProcess } from './support.ts'
+import { fmt, HERALD_ENTRY, ROOT, startHerald, type HeraldProcess } from './support.ts'
 
 /** Production refuses a public URL that is not https; nothing in a bench fetches it. */
 const BENCH_PUBLIC_URL = 'https://herald.localhost'
@@ -64,9 +69,31 @@ async function storageEnv(storage: Storage, serverUrl: string | undefined): Prom
   return { env: { HERALD_DATA_DIR: dir }, cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) }
 }
 
+/** Runs a `herald` command to its end: seconds taken and its peak RSS (VmHWM, read every 100 ms while it runs). */
+async function runCommand(args: string[], env: Record<string, string>): Promise<{ seconds: number; peakMb: number }> {
+  const start = performance.now()
+  const child = spawn(process.execPath, [...HERALD_ENTRY, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] })
+  let peakKb = 0
+  const sample = () => {
+    try {
+      peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0))
+    } catch {
+      // exited between two samples
+    }
+  }
+  const timer = setInterval(sample, 100)
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  clearInterval(timer)
+  if (code !== 0) throw new Error(`herald ${args.join(' ')} exited with ${code}`)
+  return { seconds: (performance.now() - start) / 1000, peakMb: Math.round(peakKb / 1024) }
+}
+
 export async function benchImportExport(storage: Storage, serverUrl: string | undefined, lines: number): Promise<void> {
   const { env, cleanup } = await storageEnv(storage, serverUrl)
+  const restoreTarget = await storageEnv(storage, serverUrl)
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-backup-')), 'backup.ndjson.gz')
   const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN, HERALD_PUBLIC_URL: BENCH_PUBLIC_URL }, 0)
+  let stopped = false
   try {
     const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }
     const created = await fetch(`${herald.url}/admin/v1/projects`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'import-bench', plan: 'max' }) })
@@ -111,8 +138,19 @@ export async function benchImportExport(storage: Storage, serverUrl: string | un
     const seconds = (performance.now() - start) / 1000
     console.log(`  export: ${seconds.toFixed(1)} s, ${fmt(exported / seconds)} lines/s, server peak RSS ${herald.peakRssMb()} MB; ${fmt(exported)} lines, ${fmt(bytes / 1024 / 1024)} MB`)
     if (exported !== lines) throw new Error(`export gave ${exported} lines, expected ${lines}`)
-  } finally {
+
+    // The embedded database belongs to one process: the server stops before the backup opens it.
     await herald.stop()
+    stopped = true
+    const commandEnv = { NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN, HERALD_PUBLIC_URL: BENCH_PUBLIC_URL }
+    const backup = await runCommand(['backup', '--out', file], { ...commandEnv, ...env })
+    console.log(`  herald backup: ${backup.seconds.toFixed(1)} s, ${fmt(lines / backup.seconds)} subscribers/s, peak RSS ${backup.peakMb} MB; ${fmt(fs.statSync(file).size / 1024 / 1024)} MB gzip`)
+    const restore = await runCommand(['restore', file], { ...commandEnv, ...restoreTarget.env })
+    console.log(`  herald restore: ${restore.seconds.toFixed(1)} s, ${fmt(lines / restore.seconds)} subscribers/s, peak RSS ${restore.peakMb} MB (into a new ${storage} database, migrations included)`)
+  } finally {
+    if (!stopped) await herald.stop()
     await cleanup()
+    await restoreTarget.cleanup()
+    fs.rmSync(path.dirname(file), { recursive: true, force: true })
   }
 }
