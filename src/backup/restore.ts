@@ -227,6 +227,8 @@ async function replan(db: Database): Promise<{ rescheduled: number; interrupted:
 /** Every table holds what the file's last line says; every project's subscriber counter matches its rows. */
 async function verify(db: Database, expected: Record<string, number>, restored: Record<string, number>): Promise<void> {
   for (const [table, count] of Object.entries(expected)) {
+    // A name from the file goes into SQL text only once it is known to be one of the tables a backup holds.
+    if (!BACKUP_TABLES.some((t) => t.name === table) || !(table in restored)) throw invalid(`The backup's last line counts a table it does not hold: ${JSON.stringify(table)}.`)
     const inDb = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]!.n
     if (restored[table] !== count || inDb !== count) {
       throw invalid(`${table}: the backup has ${count} rows, ${restored[table] ?? 0} were read and ${inDb} are in the database.`)
