@@ -1,7 +1,7 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks] [--events 20000]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
+import { benchImportExport } from './import-export.ts'
 import { benchFanout, type FanoutResult, type Storage } from './fanout.ts'
 import { BenchPushService, buildHerald, fmt, makeCert, ROOT } from './support.ts'
 import { benchWebPush, type BaselineResult } from './webpush-baseline.ts'
@@ -81,7 +82,7 @@ if (values.only === undefined || values.only === 'fanout') {
   await push.close()
 }
 
-if (values.only !== 'fanout' && values.only !== 'webhooks') {
+if (values.only === undefined || values.only === 'api') {
   for (const storage of storages) await benchApi(storage, serverUrl)
 }
 
@@ -92,4 +93,8 @@ if (values.only === undefined || values.only === 'webhooks') {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/webhooks.ts'), '--storage', storage, '--events', values.events], { stdio: 'inherit' })
     await new Promise((resolve) => child.once('exit', resolve))
   }
+}
+
+if (values.only === undefined || values.only === 'import') {
+  for (const storage of storages) await benchImportExport(storage, serverUrl, n)
 }

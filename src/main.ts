@@ -10,6 +10,7 @@ import { migrate } from './platform/db/migrate.ts'
 import { runProjectCommand, PROJECT_COMMANDS_HELP } from './projects/cli.ts'
 import { VERSION } from './platform/version.ts'
 import { runSubscriberCommand, SUBSCRIBER_COMMANDS_HELP } from './subscribers/cli.ts'
+import { BACKUP_COMMANDS_HELP, runBackupCommand } from './backup/cli.ts'
 
 const HELP = `herald: self-hosted web push notifications
 
@@ -19,7 +20,7 @@ const HELP = `herald: self-hosted web push notifications
   herald doctor                          check this configuration before going live (public URL,
                                          VAPID subject, operator token, database and migrations,
                                          clock, Redis, ports); exits 1 when a check fails
-${PROJECT_COMMANDS_HELP}${SUBSCRIBER_COMMANDS_HELP}
+${PROJECT_COMMANDS_HELP}${SUBSCRIBER_COMMANDS_HELP}${BACKUP_COMMANDS_HELP}
   herald dev push-service [--port N] [--delay-ms N] [--host H] [--public-url URL]
                                          run a web push service for development: hands out
                                          subscriptions, verifies VAPID, decrypts and records
@@ -64,8 +65,11 @@ async function main(argv: string[]): Promise<number> {
       console.log(JSON.stringify({ applied }))
       return 0
     }
+    // A restore applies the migrations itself: first those its backup's data had.
+    if (command === 'restore') return (await runBackupCommand(db, command, rest))!
     await migrate(db)
-    const handled = (await runProjectCommand(db, config, command, rest)) ?? (await runSubscriberCommand(db, config, command, rest))
+    const handled = (await runProjectCommand(db, config, command, rest)) ?? (await runSubscriberCommand(db, config, command, rest)) ??
+      (await runBackupCommand(db, command, rest))
     if (handled === null) {
       console.error(`Unknown command "${[command, ...rest].join(' ')}".\n\n${HELP}`)
       return 2

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { AppError } from '../errors.ts'
 import { unstorableStrings } from './validation.ts'
@@ -36,6 +37,14 @@ describe('unstorableStrings', () => {
     const issues = unstorableStrings(deep, 'body')
     expect(issues).toHaveLength(1)
     expect(issues[0].path.split('.')).toHaveLength(100_000)
+  })
+
+  it('does not walk a streamed body (the import route), only parsed data', () => {
+    // Cyclic, like an IncomingMessage (its socket points back at it): walked, it never ended.
+    const stream = Readable.from(['{"endpoint":"\u0000"}\n'])
+    Object.assign(stream, { self: stream, socket: { owner: stream } })
+    expect(unstorableStrings(stream, 'body')).toEqual([])
+    expect(unstorableStrings(Object.assign(Object.create(null), { q: 'a\u0000' }), 'querystring')).toHaveLength(1)
   })
 
   it('stops at ten issues', () => {

@@ -9,6 +9,7 @@
 // a corrupt message). Such a string is a 400 invalid_request naming the field,
 // checked before anything else looks at the request (authentication reads the
 // query string, and looks the project up).
+import { Stream } from 'node:stream'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HookHandlerDoneFunction } from 'fastify'
@@ -65,6 +66,17 @@ function pathOf(visit: Visit, root: string): string {
 }
 
 /**
+ * An object whose fields are data: anything but a stream. A route that takes
+ * its body as a stream (POST /v1/subscribers/import) has the request's
+ * IncomingMessage as its body: walking that (socket, server, parser, cyclic)
+ * never ended and grew the heap until the process died (issue 23: out of
+ * memory at 20,000 lines); such a route checks each line it reads itself.
+ */
+function isPlainData(item: unknown): item is Record<string, unknown> {
+  return item !== null && typeof item === 'object' && !(item instanceof Stream)
+}
+
+/**
  * The strings (values and property names, at any depth) that PostgreSQL cannot
  * store, as issues under `root` ('body', 'querystring', 'params').
  * Iterative, so a deeply nested body cannot exhaust the stack.
@@ -80,7 +92,7 @@ export function unstorableStrings(value: unknown, root: string): ValidationIssue
       if (problem) issues.push({ path: pathOf(visit, root), message: problem })
     } else if (Array.isArray(item)) {
       for (let i = item.length - 1; i >= 0; i--) pending.push({ value: item[i], key: String(i), parent: visit })
-    } else if (item !== null && typeof item === 'object') {
+    } else if (isPlainData(item)) {
       const entries = Object.entries(item)
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]
