@@ -179,8 +179,8 @@ const PersonalizationFields = {
   defaults: Type.Optional(VariableDefaults),
   localized: Type.Optional(Localized),
   missing: Type.Optional(
+    // No schema default: a default would be written into every validated body, changing the Idempotency-Key hash of sends that do not use it.
     Type.Enum(MISSING_POLICIES, {
-      default: 'default',
       description:
         'A variable a subscriber has no value for, and no default: "default" prints it empty; "skip_subscriber" sends that subscriber nothing ' +
         '(counted in failures.skipped); "fail" also refuses the send (400 missing_variable) when a data variable is missing. Default "default".',
@@ -188,7 +188,6 @@ const PersonalizationFields = {
   ),
   on_too_long: Type.Optional(
     Type.Enum(TOO_LONG_POLICIES, {
-      default: 'truncate',
       description: 'A rendered title (256), body (2048) or button text (64) over its limit, or a push over 4 KB: "truncate" cuts it and ends it with "…"; "skip" sends that subscriber nothing. Default "truncate".',
     }),
   ),
