@@ -49,8 +49,22 @@ interface Prepared {
   cleanup(): Promise<void>
 }
 
-/** A fresh database with one project holding every subscription. */
-async function prepare(storage: Storage, subscriptions: TestSubscription[], serverUrl: string | undefined): Promise<Prepared> {
+/**
+ * The personalized case (issue 24): two variables (a tag every subscriber
+ * has, and the send's data) and two languages besides the default fields,
+ * for subscribers a third French, a third Brazilian, a third without locale.
+ */
+const personalizedSend = {
+  notification: { title: 'Hi {{ tags.first_name | default: "there" }}', body: 'Order {{ data.order_id }} ships today, with a body of a sentence or two.', url: '/bench/{{data.order_id}}' },
+  data: { order_id: 'A-1234' },
+  localized: {
+    fr: { title: 'Bonjour {{ tags.first_name }}', body: 'La commande {{ data.order_id }} part aujourd’hui, avec une phrase ou deux.' },
+    pt: { title: 'Olá {{ tags.first_name }}', body: 'O pedido {{ data.order_id }} sai hoje, com uma ou duas frases.' },
+  },
+}
+
+/** A fresh database with one project holding every subscription (with a first_name tag and a locale for the personalized case). */
+async function prepare(storage: Storage, subscriptions: TestSubscription[], serverUrl: string | undefined, personalized = false): Promise<Prepared> {
   let env: Record<string, string>
   let cleanup: () => Promise<void>
   let databaseUrl: string | null = null
@@ -84,6 +98,14 @@ async function prepare(storage: Storage, subscriptions: TestSubscription[], serv
   await updateProject(db, created.project.id, { limits: UNLIMITED })
   const fakePush = { createSubscription: (() => { let i = 0; return () => subscriptions[i++] })() }
   await bulkSubscribe(db, created.project.id, fakePush as never, subscriptions.length)
+  if (personalized) {
+    await db.query(
+      `UPDATE subscribers SET tags = jsonb_build_object('first_name', 'Sub' || right(id, 5)),
+              locale = (ARRAY['fr-FR', 'pt-BR', NULL])[1 + abs(hashtext(id)) % 3]
+        WHERE project_id = $1`,
+      [created.project.id],
+    )
+  }
   await db.close()
   return {
     env,
@@ -121,10 +143,13 @@ export async function benchFanout(options: {
   port: number
   smallRuns: number
   heraldEnv?: Record<string, string>
+  /** Send with two variables and two languages (issue 24) instead of the plain notification. */
+  personalized?: boolean
 }): Promise<FanoutResult> {
   const { push, subscriptions } = options
   const n = subscriptions.length
-  const prepared = await prepare(options.storage, subscriptions, options.serverUrl)
+  const prepared = await prepare(options.storage, subscriptions, options.serverUrl, options.personalized)
+  const body = options.personalized ? { target: { type: 'all' }, ...personalizedSend } : { target: { type: 'all' }, notification }
   const herald = await startHerald(
     {
       ...prepared.env,
@@ -141,7 +166,7 @@ export async function benchFanout(options: {
     await push.reset()
     const cpuBefore = herald.cpuMicros()
     const start = Date.now()
-    const sent = await post(`${herald.url}/v1/send`, prepared.apiKey, { target: { type: 'all' }, notification })
+    const sent = await post(`${herald.url}/v1/send`, prepared.apiKey, body)
     const returned = Date.now() - start
     if (sent.status !== 202) throw new Error(`send failed: ${sent.status} ${JSON.stringify(sent.json)}`)
     const arrivals = (await waitForPushes(push, n, 30 * 60_000)).map((at) => at - start).sort((a, b) => a - b)
@@ -176,7 +201,7 @@ export async function benchFanout(options: {
     const latencies: number[] = []
     for (let run = 0; run < options.smallRuns; run++) {
       await push.reset()
-      const res = await post(`${herald.url}/v1/send`, smallKey, { target: { type: 'all' }, notification })
+      const res = await post(`${herald.url}/v1/send`, smallKey, body)
       const returned = Date.now()
       if (res.status !== 202) throw new Error(`small send failed: ${res.status}`)
       const times = await waitForPushes(push, 10, 30_000)

@@ -1,12 +1,13 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000] [--no-personalized]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
 // same subscriptions pushed with `web-push` (keep-alive, 50 in flight) for the
-// ratio. API: POST /v1/subscribe, POST /v1/send and the POST /v1/events
+// ratio; then the same broadcast with two variables and two languages, rendered
+// per subscriber (issue 24), for its cost per push beside the plain one. API: POST /v1/subscribe, POST /v1/send and the POST /v1/events
 // beacon, requests per second, and GET /v1/me alone and during a garbage flood
 // of the beacon. Webhooks: deliveries per second of --events events (bench/webhooks.ts).
 // Storage defaults to both modes when DATABASE_URL is set. BENCH_HERALD_LOG=file
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     'small-runs': { type: 'string', default: '20' },
     only: { type: 'string' },
     events: { type: 'string', default: '20000' },
+    'no-personalized': { type: 'boolean', default: false },
   },
 })
 
@@ -66,6 +68,17 @@ if (values.only === undefined || values.only === 'fanout') {
       `  herald (${storage}): 10-subscriber broadcast, POST /v1/send returned → 10th push accepted: ` +
         `p50 ${fmt(result.small.p50Ms)} ms, p99 ${fmt(result.small.p99Ms)} ms over ${result.small.runs} sends`,
     )
+  }
+  if (!values['no-personalized']) {
+    for (const plain of results) {
+      const storage = plain.storage
+      const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv(), personalized: true })
+      console.log(
+        `  herald (${storage}), two variables + two languages: ${fmt(result.pushesPerSecond)} pushes/s (plain: ${fmt(plain.pushesPerSecond)}); ` +
+          `CPU ${fmt(result.cpuPerPushMicros)} µs/push (plain: ${fmt(plain.cpuPerPushMicros)}, +${fmt(result.cpuPerPushMicros - plain.cpuPerPushMicros)}); ` +
+          `peak RSS ${result.peakRssMb} MB; 10-subscriber p50 ${fmt(result.small.p50Ms)} ms; delivered ${fmt(result.delivered)}, verified ${fmt(result.check.verified)}`,
+      )
+    }
   }
   const baselineCount = Math.min(n, Number(values.baseline ?? n))
   const baseline: BaselineResult = await benchWebPush({

@@ -22,6 +22,7 @@ import { registerSessionRoutes } from './accounts/session.routes.ts'
 import { registerMembersRoutes } from './projects/members.routes.ts'
 import { registerAuditRoutes } from './projects/audit-log.routes.ts'
 import { registerGroupsRoutes } from './groups/groups.routes.ts'
+import { registerTemplatesRoutes } from './templates/templates.routes.ts'
 import { registerSubscribeRoutes } from './subscribers/subscribe.routes.ts'
 import { registerSubscribersRoutes } from './subscribers/subscribers.routes.ts'
 import { registerSendRoutes } from './broadcasts/send.routes.ts'
@@ -134,6 +135,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerMembersRoutes(app, ctx)
   registerAuditRoutes(app, ctx)
   registerGroupsRoutes(app, ctx)
+  registerTemplatesRoutes(app, ctx)
   registerSubscribeRoutes(app, ctx)
   registerSubscribersRoutes(app, ctx)
   registerSendRoutes(app, ctx)

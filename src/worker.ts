@@ -5,6 +5,7 @@
 import { setFlagsFromString } from 'node:v8'
 import type { AppContext } from './platform/context.ts'
 import { JobWorker } from './platform/jobs/worker.ts'
+import { PERSONALIZED_PAYLOAD_VERSION } from './delivery/fanout.ts'
 import { createDeliveryJobs } from './delivery/delivery-jobs.ts'
 import { createWebhookWorker } from './webhooks/webhook-worker.ts'
 import { idempotencyJobHandlers } from './broadcasts/idempotency-prune.ts'
@@ -40,6 +41,8 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   // Every domain's job kinds, each with its handler.
   const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...auditJobHandlers(ctx.db, config.auditRetentionDays), ...healthJobHandlers(ctx.db) }
   const worker = new JobWorker(ctx.db, handlers, {
+    // Fan-out renders personalized broadcasts (issue 24), whose jobs are version 2.
+    payloadVersions: { fire_broadcast: PERSONALIZED_PAYLOAD_VERSION, fanout_broadcast: PERSONALIZED_PAYLOAD_VERSION, push_batch: PERSONALIZED_PAYLOAD_VERSION, push_retry: PERSONALIZED_PAYLOAD_VERSION },
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,
     leaseMs: config.jobLeaseMs,

@@ -59,6 +59,8 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /v1/members': 'listMembers', 'POST /v1/members/invites': 'createInvite', 'DELETE /v1/members/invites/{id}': 'revokeInvite',
   'PATCH /v1/members/{user_id}': 'changeMemberRole', 'DELETE /v1/members/{user_id}': 'removeMember',
   'GET /v1/audit-log': 'listAuditLog',
+  'GET /v1/templates': 'listTemplates', 'POST /v1/templates': 'createTemplate', 'GET /v1/templates/{id}': 'getTemplate',
+  'PATCH /v1/templates/{id}': 'updateTemplate', 'DELETE /v1/templates/{id}': 'deleteTemplate',
   'GET /v1/groups': 'listGroups', 'POST /v1/groups': 'createGroup', 'PATCH /v1/groups/{id}': 'updateGroup',
   'DELETE /v1/groups/{id}': 'deleteGroup', 'POST /v1/groups/{id}/subscribers': 'addGroupSubscribers',
   'DELETE /v1/groups/{id}/subscribers/{sid}': 'removeGroupSubscriber',

@@ -52,6 +52,7 @@ async function populate(project: TestProject, tag: string): Promise<RouteIds> {
   const broadcast = (await ok(await call('POST', '/v1/send', later))).broadcast_id
   const pendingBroadcast = (await ok(await call('POST', '/v1/send', { target: { type: 'all' }, notification: { title: 'Now', body: 'Soon' } }))).broadcast_id
   const webhook = (await ok(await call('POST', '/v1/webhooks', { url: 'https://hooks.example.com/a' }))).id
+  const template = (await ok(await call('POST', '/v1/templates', { name: 'Welcome', notification: { title: 'Hi {{ tags.first_name }}', body: 'Welcome' } }))).id
   const spareApiKeyId = (await ok(await call('POST', '/v1/api-keys', { name: 'spare' }))).id
   await addMember(t, project.id, `owner-${tag}@example.com`, 'owner')
   const member = await addMember(t, project.id, `spare-${tag}@example.com`, 'viewer')
@@ -59,7 +60,7 @@ async function populate(project: TestProject, tag: string): Promise<RouteIds> {
     "INSERT INTO invites (id, project_id, email, role, token_hash, expires_at) VALUES ($1, $2, $3, 'viewer', $4, now() + interval '1 day') RETURNING id",
     [`inv_${tag}`, project.id, `invited-${tag}@example.com`, `hash-${tag}`],
   )).rows[0].id
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, apiKeyId: project.apiKeyId, spareApiKeyId, member, invite }
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, member, invite }
 }
 
 function send(route: BearerRouteCase, ids: RouteIds, headers: Record<string, string>) {

@@ -52,11 +52,12 @@ async function populate(project: TestProject): Promise<RouteIds> {
     payload: { target: { type: 'all' }, notification: { title: 'Now', body: 'Soon' } },
   }))).broadcast_id
   const webhook = (await ok(await call('setup', { method: 'POST', url: '/v1/webhooks', headers: project.auth, payload: { url: 'https://hooks.example.com/a' } }))).id
+  const template = (await ok(await call('setup', { method: 'POST', url: '/v1/templates', headers: project.auth, payload: { name: 'Welcome', notification: { title: 'Hi {{ tags.first_name }}', body: 'Welcome' } } }))).id
   const spareApiKeyId = (await ok(await call('setup', { method: 'POST', url: '/v1/api-keys', headers: project.auth, payload: { name: 'spare' } }))).id
   // An account of the project's (a viewer), for the operator's password reset link.
   const accountEmail = `viewer-${project.id.slice(-6)}@example.com`
   await addMember(t, project.id, accountEmail, 'viewer')
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, apiKeyId: project.apiKeyId, spareApiKeyId, accountEmail }
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, accountEmail }
 }
 
 /** Every row that belongs to the project, in a stable order. */
@@ -73,6 +74,7 @@ async function snapshot(projectId: string): Promise<Record<string, unknown[]>> {
     subscribers: await rows('SELECT * FROM subscribers WHERE project_id = $1 ORDER BY id'),
     broadcasts: await rows('SELECT * FROM broadcasts WHERE project_id = $1 ORDER BY id'),
     webhooks: await rows('SELECT * FROM webhooks WHERE project_id = $1 ORDER BY id'),
+    templates: await rows('SELECT * FROM templates WHERE project_id = $1 ORDER BY id'),
     events: await rows('SELECT * FROM events WHERE project_id = $1 ORDER BY id'),
     push_usage: await rows('SELECT * FROM push_usage WHERE project_id = $1 ORDER BY month'),
   }
@@ -193,7 +195,7 @@ describe('bearer routes: another project\'s key on A\'s ids', () => {
     if (route.foreign.body) expect(res.json()).toEqual(route.foreign.body)
     if (res.statusCode < 300) {
       // A success may show B's own data only: none of A's ids or values.
-      for (const value of [a.id, aIds.group, aIds.subscriber, aIds.endpoint, aIds.externalId, aIds.broadcast, aIds.pendingBroadcast!, aIds.webhook, aIds.apiKeyId, aIds.spareApiKeyId]) {
+      for (const value of [a.id, aIds.group, aIds.subscriber, aIds.endpoint, aIds.externalId, aIds.broadcast, aIds.pendingBroadcast!, aIds.webhook, aIds.template!, aIds.apiKeyId, aIds.spareApiKeyId]) {
         expect(res.body).not.toContain(value)
       }
     }

@@ -10,6 +10,7 @@ export const PERMISSIONS = [
   'project:write', // PATCH /v1/me (project settings)
   'broadcasts:read',
   'broadcasts:send', // send, schedule, stop, cancel
+  'templates:write', // create, change and delete saved templates (reading them is broadcasts:read)
   'groups:read',
   'groups:write',
   'subscribers:read',
@@ -41,7 +42,7 @@ const ALL: readonly Permission[] = PERMISSIONS
 const BY_SCOPE: Record<KeyScope, ReadonlySet<Permission>> = {
   // Members are people: a key never manages them.
   full: new Set(ALL.filter((p) => p !== 'members:manage')),
-  send: new Set(['project:read', 'broadcasts:read', 'broadcasts:send']),
+  send: new Set(['project:read', 'broadcasts:read', 'broadcasts:send', 'templates:write']),
   subscribers: new Set(['project:read', 'subscribers:read', 'subscribers:tags', 'subscribers:write']),
   groups: new Set(['project:read', 'groups:read', 'groups:write']),
   webhooks: new Set(['project:read', 'webhooks:read', 'webhooks:write']),
@@ -50,7 +51,7 @@ const BY_SCOPE: Record<KeyScope, ReadonlySet<Permission>> = {
 const BY_ROLE: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ALL),
   admin: new Set(ALL.filter((p) => p !== 'members:manage')),
-  editor: new Set([...READ, 'broadcasts:send', 'groups:write', 'subscribers:tags']),
+  editor: new Set([...READ, 'broadcasts:send', 'templates:write', 'groups:write', 'subscribers:tags']),
   viewer: new Set(READ),
 }
 

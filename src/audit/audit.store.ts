@@ -19,6 +19,9 @@ export const AUDIT_ACTIONS = [
   'group.delete',
   'group.members.add',
   'group.members.remove',
+  'template.create',
+  'template.update',
+  'template.delete',
   'webhook.create',
   'webhook.update',
   'webhook.delete',
@@ -42,7 +45,7 @@ export const AUDIT_ACTIONS = [
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
-export type AuditTargetType = 'broadcast' | 'subscriber' | 'external_id' | 'group' | 'webhook' | 'api_key' | 'user' | 'invite' | 'project'
+export type AuditTargetType = 'broadcast' | 'subscriber' | 'external_id' | 'group' | 'template' | 'webhook' | 'api_key' | 'user' | 'invite' | 'project'
 
 export interface AuditEntry {
   projectId: string

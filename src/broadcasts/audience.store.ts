@@ -41,6 +41,12 @@ export async function countAudience(q: Queryable, projectId: string, target: Aud
 
 /** What sending to a subscriber needs (Recipient). */
 const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service'
+/** And a personalized broadcast's variables: read only for those, so a broadcast without variables reads what it did. */
+const PROFILE_COLUMNS = `${RECIPIENT_COLUMNS}, s.tags, s.locale`
+
+function columns(profile: boolean): string {
+  return profile ? PROFILE_COLUMNS : RECIPIENT_COLUMNS
+}
 
 /**
  * The next `limit` audience members after `after` (keyset pagination: no
@@ -51,11 +57,11 @@ const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.
  * as on the embedded database, which has no autovacuum) off the index's
  * order: all 200,000 rows read and sorted, 400 ms before the first push.
  */
-export async function nextAudience(q: Queryable, projectId: string, target: AudienceTarget, after: string | null, limit: number): Promise<Recipient[]> {
+export async function nextAudience(q: Queryable, projectId: string, target: AudienceTarget, after: string | null, limit: number, profile = false): Promise<Recipient[]> {
   const where = audienceCondition(projectId, target)
   const n = where.params.length
   const result = await q.query<Recipient>(
-    `SELECT ${RECIPIENT_COLUMNS} FROM subscribers s
+    `SELECT ${columns(profile)} FROM subscribers s
       WHERE ${where.sql} AND s.id > COALESCE($${n + 1}::text, '') ORDER BY s.id LIMIT $${n + 2}`,
     [...where.params, after, limit],
   )
@@ -70,6 +76,9 @@ export interface Recipient {
   external_id: string | null
   /** Counted by, in the broadcast's progress (subscribers.push_service, migration 0006). */
   push_service: PushService
+  /** A personalized broadcast's variables (read with profile = true only). */
+  tags?: Record<string, string | number | boolean>
+  locale?: string | null
 }
 
 /** The audience members with ids in (after, through] (a batch job run again after a crash: its slice is fixed). */
@@ -79,11 +88,12 @@ export async function audienceSlice(
   target: AudienceTarget,
   after: string | null,
   through: string,
+  profile = false,
 ): Promise<Recipient[]> {
   const where = audienceCondition(projectId, target)
   const n = where.params.length
   const result = await q.query<Recipient>(
-    `SELECT ${RECIPIENT_COLUMNS} FROM subscribers s
+    `SELECT ${columns(profile)} FROM subscribers s
       WHERE ${where.sql} AND s.id > COALESCE($${n + 1}::text, '') AND s.id <= $${n + 2}
       ORDER BY s.id`,
     [...where.params, after, through],
@@ -92,9 +102,9 @@ export async function audienceSlice(
 }
 
 /** Still-active subscribers of the project among ids (retries skip those that left meanwhile). */
-export async function activeRecipients(q: Queryable, projectId: string, ids: string[]): Promise<Recipient[]> {
+export async function activeRecipients(q: Queryable, projectId: string, ids: string[], profile = false): Promise<Recipient[]> {
   const result = await q.query<Recipient>(
-    `SELECT id, endpoint, p256dh, auth, external_id, push_service FROM subscribers
+    `SELECT ${columns(profile)} FROM subscribers s
       WHERE project_id = $1 AND status = 'active' AND id = ANY($2::text[]) ORDER BY id`,
     [projectId, ids],
   )

@@ -31,10 +31,10 @@ import type { BroadcastRow, BroadcastStatus } from './broadcasts.store.ts'
 export type SendingBroadcast = Pick<
   BroadcastRow,
   | 'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions' | 'ttl' | 'urgency' | 'topic' | 'reserved'
-  | 'audience' | 'started_at' | 'throttle_per_minute'
+  | 'audience' | 'started_at' | 'throttle_per_minute' | 'personalization'
 >
 
-const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at, throttle_per_minute'
+const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at, throttle_per_minute, personalization'
 
 /** The broadcast as fan-out needs it, locked (FOR NO KEY UPDATE) when asked. */
 export async function findSendingBroadcast(q: Queryable, id: string, lock = false): Promise<SendingBroadcast | null> {
@@ -225,7 +225,7 @@ export interface OutcomeDelta {
 }
 
 export function emptyDelta(): OutcomeDelta {
-  return { delivered: 0, failed: 0, retrying: 0, failures: { gone: 0, rejected: 0, unreachable: 0 }, byPushService: {}, left: 0, lastError: null }
+  return { delivered: 0, failed: 0, retrying: 0, failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0 }, byPushService: {}, left: 0, lastError: null }
 }
 
 const SERVICE_COUNTS = PUSH_SERVICES.flatMap((service) => (['delivered', 'failed', 'retrying'] as const).map((count) => ({ service, count })))
@@ -240,13 +240,14 @@ const SERVICE_COUNTS = PUSH_SERVICES.flatMap((service) => (['delivered', 'failed
 const ADD_OUTCOMES_SQL = (() => {
   let n = 1
   const param = () => `$${++n}`
-  const [delivered, failed, retrying, gone, rejected, unreachable, left, jobs] = Array.from({ length: 8 }, param)
+  const [delivered, failed, retrying, gone, rejected, unreachable, skipped, left, jobs] = Array.from({ length: 9 }, param)
   const services = SERVICE_COUNTS.map(({ service, count }) => `${service}_${count} = ${service}_${count} + ${param()}`)
   const [status, reason, pushService, at] = Array.from({ length: 4 }, param)
   const newer = `${at}::timestamptz IS NOT NULL AND (last_error_at IS NULL OR ${at}::timestamptz >= last_error_at)`
   return `UPDATE broadcasts SET
       delivered = delivered + ${delivered}, failed = failed + ${failed}, retrying = retrying + ${retrying},
       failed_gone = failed_gone + ${gone}, failed_rejected = failed_rejected + ${rejected}, failed_unreachable = failed_unreachable + ${unreachable},
+      failed_skipped = failed_skipped + ${skipped},
       ${services.join(', ')},
       audience = GREATEST(audience - ${left}, delivered + failed + retrying + ${delivered} + ${failed} + ${retrying}),
       last_error_status = CASE WHEN ${newer} THEN ${status}::integer ELSE last_error_status END,
@@ -289,6 +290,7 @@ export async function addOutcomes(q: Queryable, id: string, delta: OutcomeDelta,
     delta.failures.gone,
     delta.failures.rejected,
     delta.failures.unreachable,
+    delta.failures.skipped,
     delta.left,
     jobsDelta,
     ...SERVICE_COUNTS.map(({ service, count }) => (delta.byPushService[service] ?? none)[count]),

@@ -96,28 +96,108 @@ const TargetInput = Type.Unsafe<Target>({
   oneOf: [AllTarget, UserTarget, GroupTarget, SegmentTarget],
 })
 
+/** The notification's fields as a send (or a template) gives them; they may hold variables (docs/templates.md). */
+export const NotificationInput = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 256 }),
+    body: Type.String({ minLength: 1, maxLength: 2048 }),
+    icon: Type.Optional(
+      Type.String({ description: 'HTTPS URL (at most 2048 chars) or a PNG/JPEG/WebP data URL (at most 256 KB, square).' }),
+    ),
+    image: Type.Optional(
+      Type.String({ description: 'Hobby plan or higher. HTTPS URL (at most 2048 chars) or a PNG/JPEG/WebP data URL (at most 1 MB).' }),
+    ),
+    url: Type.Optional(
+      Type.String({ maxLength: 2048, pattern: CLICK_URL, description: 'Absolute http(s) URL or a path starting with /. Default /.' }),
+    ),
+    actions: Type.Optional(
+      Type.Array(NotificationAction, { maxItems: MAX_ACTIONS, description: 'Up to 2 action buttons, each action id unique.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type NotificationInput = Static<typeof NotificationInput>
+
+/** A BCP 47 language tag as a key of `localized` (canonicalised, and checked, by templates/locale.ts). */
+export const LOCALE_KEY = '^[A-Za-z0-9-]{1,64}$'
+/** Languages one send or template may carry besides its default fields. */
+export const MAX_LOCALIZED = 50
+/** A variable's path as `defaults` names it. */
+export const VARIABLE_PATH = '^(tags\\.[A-Za-z0-9_-]{1,64}|data\\.[A-Za-z0-9_-]{1,64}|external_id|locale)$'
+/** At most this many characters in one `data` value: a notification field is at most 2048. */
+export const DATA_STRING_MAX = 1024
+
+/** One language's version of the notification: its title and body, and optionally its own click URL and buttons. */
+export const LocalizedVersion = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 256 }),
+    body: Type.String({ minLength: 1, maxLength: 2048 }),
+    url: Type.Optional(Type.String({ maxLength: 2048, pattern: CLICK_URL, description: "Default: the default fields' url." })),
+    actions: Type.Optional(
+      Type.Array(NotificationAction, { maxItems: MAX_ACTIONS, description: "The buttons in this language; default: the default fields' actions." }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type LocalizedVersion = Static<typeof LocalizedVersion>
+
+export const Localized = Type.Record(Type.String({ pattern: LOCALE_KEY }), LocalizedVersion, {
+  maxProperties: MAX_LOCALIZED,
+  additionalProperties: false,
+  description:
+    'Versions of the notification by BCP 47 language tag ("fr", "pt-BR", "zh-Hant"), beside the default fields. Each subscriber gets the closest ' +
+    "match to their locale (pt-BR, then pt, then the default fields; case-insensitive), never a forced English. At most 50.",
+})
+export type Localized = Static<typeof Localized>
+
+export const VariableDefaults = Type.Record(Type.String({ pattern: VARIABLE_PATH }), Type.String({ maxLength: 256 }), {
+  maxProperties: 50,
+  additionalProperties: false,
+  description: 'The value a variable takes for a subscriber who has none, by path: { "tags.first_name": "there" }. A default filter in the text wins over it.',
+})
+export type VariableDefaults = Static<typeof VariableDefaults>
+
+export type DataValue = string | number | boolean
+export const SendData = Type.Record(
+  Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+  Type.Unsafe<DataValue>({ type: ['string', 'number', 'boolean'], maxLength: DATA_STRING_MAX, minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE }),
+  { maxProperties: 50, additionalProperties: false, description: 'Values of this send, read as {{ data.<key> }}: strings (at most 1024 characters), numbers or booleans; at most 50.' },
+)
+export type SendData = Static<typeof SendData>
+
+/** What a variable without a value (nor a default) does: print empty, skip that subscriber, or refuse the send where it can be known. */
+export const MISSING_POLICIES = ['default', 'skip_subscriber', 'fail'] as const
+export type MissingPolicy = (typeof MISSING_POLICIES)[number]
+/** What a rendered title, body or button text over its limit does: cut it ("…"), or skip that subscriber. */
+export const TOO_LONG_POLICIES = ['truncate', 'skip'] as const
+export type TooLongPolicy = (typeof TOO_LONG_POLICIES)[number]
+
+/** The send's fields about variables and languages (docs/templates.md). */
+const PersonalizationFields = {
+  template_id: Type.Optional(Type.String({ maxLength: 64, description: 'A saved template (tpl_…) whose fields, defaults and languages this send uses; then leave notification out.' })),
+  data: Type.Optional(SendData),
+  defaults: Type.Optional(VariableDefaults),
+  localized: Type.Optional(Localized),
+  missing: Type.Optional(
+    // No schema default: a default would be written into every validated body, changing the Idempotency-Key hash of sends that do not use it.
+    Type.Enum(MISSING_POLICIES, {
+      description:
+        'A variable a subscriber has no value for, and no default: "default" prints it empty; "skip_subscriber" sends that subscriber nothing ' +
+        '(counted in failures.skipped); "fail" also refuses the send (400 missing_variable) when a data variable is missing. Default "default".',
+    }),
+  ),
+  on_too_long: Type.Optional(
+    Type.Enum(TOO_LONG_POLICIES, {
+      description: 'A rendered title (256), body (2048) or button text (64) over its limit, or a push over 4 KB: "truncate" cuts it and ends it with "…"; "skip" sends that subscriber nothing. Default "truncate".',
+    }),
+  ),
+}
+
 export const SendBody = Type.Object(
   {
     target: TargetInput,
-    notification: Type.Object(
-      {
-        title: Type.String({ minLength: 1, maxLength: 256 }),
-        body: Type.String({ minLength: 1, maxLength: 2048 }),
-        icon: Type.Optional(
-          Type.String({ description: 'HTTPS URL (at most 2048 chars) or a PNG/JPEG/WebP data URL (at most 256 KB, square).' }),
-        ),
-        image: Type.Optional(
-          Type.String({ description: 'Hobby plan or higher. HTTPS URL (at most 2048 chars) or a PNG/JPEG/WebP data URL (at most 1 MB).' }),
-        ),
-        url: Type.Optional(
-          Type.String({ maxLength: 2048, pattern: CLICK_URL, description: 'Absolute http(s) URL or a path starting with /. Default /.' }),
-        ),
-        actions: Type.Optional(
-          Type.Array(NotificationAction, { maxItems: MAX_ACTIONS, description: 'Up to 2 action buttons, each action id unique.' }),
-        ),
-      },
-      { additionalProperties: false },
-    ),
+    notification: Type.Optional(NotificationInput),
+    ...PersonalizationFields,
     ttl: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_TTL, default: DEFAULT_TTL, description: 'Seconds, 0-2419200 (a fraction is rounded down: the TTL header is whole seconds). Default 86400.' })),
     urgency: Type.Optional(Type.Enum(URGENCIES, { default: 'normal' })),
     topic: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: TOPIC })),
@@ -176,8 +256,8 @@ export type SendResponse = Static<typeof SendResponse>
 const NullableString = Type.Union([Type.String(), Type.Null()])
 const NullableTime = Type.Union([Type.Integer(), Type.Null()])
 
-/** Why a push failed for good: the subscription is gone (404/410), the push service refused it (another 4xx, or keys no push service takes), or no answer came within the TTL and the retries. */
-export const FAIL_REASONS = ['gone', 'rejected', 'unreachable'] as const
+/** Why a push failed for good: the subscription is gone (404/410), the push service refused it (another 4xx, or keys no push service takes), no answer came within the TTL and the retries, or a personalized broadcast skipped the subscriber (docs/templates.md). */
+export const FAIL_REASONS = ['gone', 'rejected', 'unreachable', 'skipped'] as const
 export type FailReason = (typeof FAIL_REASONS)[number]
 
 /** The reason codes of last_error (decisions.md "Broadcast progress and stop"). */
@@ -201,7 +281,7 @@ const PushServiceCounts = Type.Object({ delivered: Count, failed: Count, retryin
 const BroadcastProgress = {
   pending: Type.Integer({ minimum: 0, description: 'Audience members not yet attempted; once the broadcast is no longer sending (stopped or failed), every push that will not be sent, those whose retry was canceled included. delivered + failed + pending + retrying = audience.' }),
   retrying: Type.Integer({ minimum: 0, description: 'Pushes waiting for a retry after a 429, a 5xx or no answer. Only a sending broadcast retries: 0 once it is stopped or failed.' }),
-  failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count }, { description: 'failed by reason; the three add up to failed.' }),
+  failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count, skipped: Count }, { description: 'failed by reason; the four add up to failed. skipped: subscribers a personalized broadcast sent nothing to (docs/templates.md).' }),
   by_push_service: Type.Object(
     { fcm: PushServiceCounts, mozilla: PushServiceCounts, apple: PushServiceCounts, wns: PushServiceCounts, other: PushServiceCounts },
     { description: "delivered, failed and retrying by the subscriber's push service (every one always present)." },
@@ -232,6 +312,19 @@ export const BroadcastView = Type.Object({
     // Absent without actions: the view of a broadcast without them is what it was before they existed.
     actions: Type.Optional(Type.Array(NotificationAction, { description: 'The action buttons as sent; absent when none.' })),
   }),
+  personalization: Type.Optional(
+    Type.Object(
+      {
+        template_id: NullableString,
+        data: SendData,
+        defaults: VariableDefaults,
+        localized: Localized,
+        missing: Type.Enum(MISSING_POLICIES),
+        on_too_long: Type.Enum(TOO_LONG_POLICIES),
+      },
+      { description: 'How this broadcast was rendered per subscriber (docs/templates.md); absent for one that sent everyone the same push. notification then holds the default fields as written, variables and all.' },
+    ),
+  ),
   ttl: Type.Integer(),
   urgency: Type.String(),
   topic: NullableString,

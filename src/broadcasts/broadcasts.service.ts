@@ -38,6 +38,7 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
       title: row.title, body: row.body, icon: row.icon, image: row.image, url: row.url,
       ...(row.actions.length > 0 ? { actions: row.actions } : {}),
     },
+    ...(row.personalization ? { personalization: row.personalization } : {}),
     ttl: row.ttl,
     urgency: row.urgency,
     topic: row.topic,
@@ -50,7 +51,7 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
     dismissed: row.dismissed,
     pending: audience - row.delivered - row.failed - retrying,
     retrying,
-    failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable },
+    failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable, skipped: row.failed_skipped },
     by_push_service: {
       fcm: { delivered: row.fcm_delivered, failed: row.fcm_failed, retrying: waiting(row.fcm_retrying) },
       mozilla: { delivered: row.mozilla_delivered, failed: row.mozilla_failed, retrying: waiting(row.mozilla_retrying) },

@@ -58,7 +58,7 @@ describe('GET /v1/broadcasts/:id', () => {
       dismissed: 0,
       pending: 0,
       retrying: 0,
-      failures: { gone: 0, rejected: 0, unreachable: 0 },
+      failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0 },
       by_push_service: {
         fcm: { delivered: 0, failed: 0, retrying: 0 },
         mozilla: { delivered: 0, failed: 0, retrying: 0 },
@@ -307,7 +307,7 @@ describe('POST /v1/broadcasts/:id/stop', () => {
     expect((await stop(p, id)).statusCode).toBe(200)
     expect((await getBroadcast(t, p, id)).json()).toMatchObject({
       // The two pushes that were waiting for a retry will not be sent: pending, not retrying (issue 22).
-      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 0, pending: 5, failures: { gone: 1, rejected: 0, unreachable: 0 },
+      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 0, pending: 5, failures: { gone: 1, rejected: 0, unreachable: 0, skipped: 0 },
     })
     expect(await usage(p.id)).toBe(7)
   })

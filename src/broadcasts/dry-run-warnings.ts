@@ -4,7 +4,7 @@
 // request field it is about. The list, and where the figures come from, is in
 // docs/decisions.md, "Dry run".
 import { MAX_PLAINTEXT_BYTES } from '../platform/webpush/record-size.mjs'
-import type { SendBody } from './broadcasts.schemas.ts'
+import type { ResolvedBody } from '../templates/resolve-send.ts'
 import type { PushServiceCounts } from './audience-breakdown.store.ts'
 import type { DryRunWarning } from './dry-run.schemas.ts'
 
@@ -22,7 +22,7 @@ export const BODY_SHOWN_CHARS = 120
 export const SCHEDULED_SOON_MS = 60_000
 
 export interface WarningInput {
-  body: SendBody
+  body: ResolvedBody
   now: number
   audience: number
   byPushService: PushServiceCounts

@@ -18,6 +18,37 @@ import { siteOrigin } from './click-link.ts'
 /** Signs nothing real: a dry run's payload is only measured, never sent. */
 const DRY_RUN_KEY = Buffer.alloc(32)
 import { checkSend, type SendDeps } from './send.service.ts'
+import { resolveSend } from '../templates/resolve-send.ts'
+import { hasMarkup } from '../templates/liquid.ts'
+import { allVariables, renderFor, type CompiledNotification } from '../templates/personalization.ts'
+import { sampleSubscribers, variableCoverage } from '../templates/coverage.store.ts'
+import type { Queryable } from '../platform/db/database.ts'
+import type { Target } from './broadcasts.schemas.ts'
+
+/** Subscribers a dry run renders for its preview. */
+const SAMPLES = 5
+
+async function preview(q: Queryable, projectId: string, target: Target, audience: number, compiled: CompiledNotification): Promise<NonNullable<DryRunResponse['personalization']>> {
+  const p = compiled.personalization
+  const paths = allVariables(compiled)
+  const counts = await variableCoverage(q, projectId, target, paths)
+  const variables = paths.map((variable) => {
+    const given = variable.startsWith('data.') ? (p.data[variable.slice(5)] ?? '') !== '' : false
+    const withValue = variable.startsWith('data.') ? (given ? audience : 0) : Math.min(counts.get(variable) ?? 0, audience)
+    return { variable, with_value: withValue, coverage: audience === 0 ? 0 : withValue / audience, default: Object.hasOwn(p.defaults, variable) ? p.defaults[variable] : null }
+  })
+  const samples = (await sampleSubscribers(q, projectId, target, SAMPLES)).map((s) => {
+    const rendered = renderFor(compiled, { tags: s.tags ?? null, external_id: s.external_id, locale: s.locale ?? null })
+    return {
+      subscriber_id: s.id,
+      locale: s.locale ?? null,
+      language: rendered.locale,
+      notification: rendered.ok ? rendered.fields : null,
+      skipped: rendered.ok ? null : rendered.cause,
+    }
+  })
+  return { variables, samples }
+}
 
 /** How long a throttled fan-out of `audience` pushes takes: back-to-back slots of 60 s / rate per push. */
 export function throttledDurationMs(audience: number, perMinute: number): number {
@@ -32,20 +63,23 @@ export interface DryRunOptions {
 export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: SendBody, options: DryRunOptions = {}): Promise<DryRunResponse> {
   const { db, config } = deps
   const now = options.now ?? Date.now()
-  const notification = body.notification
+  const { body: resolved, compiled } = await resolveSend(db, project.id, body)
+  const notification = resolved.notification
 
   // One snapshot, so the audience (counted as the real send counts it, which
   // for an `all` target reads the project's counter) and its breakdown agree.
   // READ ONLY: should anything below ever try to write, the dry run fails.
-  const { checked, byPushService } = await db.transaction(async (tx) => {
+  const { checked, byPushService, personalization } = await db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
-    const checked = await checkSend(tx, project, body, now)
-    return { checked, byPushService: await countAudienceByPushService(tx, project.id, body.target) }
+    const checked = await checkSend(tx, project, resolved, now)
+    const personalization = compiled ? await preview(tx, project.id, body.target, checked.audience, compiled) : null
+    return { checked, byPushService: await countAudienceByPushService(tx, project.id, body.target), personalization }
   })
 
   // Media last, as in the real send: the same checks, nothing stored.
-  const icon = notification.icon !== undefined ? await checkMedia(config, 'icon', notification.icon) : null
-  const image = notification.image !== undefined ? await checkMedia(config, 'image', notification.image) : null
+  // A URL with variables is checked per subscriber when rendered.
+  const icon = notification.icon !== undefined && !hasMarkup(notification.icon) ? await checkMedia(config, 'icon', notification.icon) : null
+  const image = notification.image !== undefined && !hasMarkup(notification.image) ? await checkMedia(config, 'image', notification.image) : null
 
   const content: NotificationContent = {
     project_id: project.id,
@@ -73,8 +107,9 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
     payload_bytes: size.bytes,
     fetch: size.fetch,
     declarative: size.declarative,
+    ...(personalization ? { personalization } : {}),
     warnings: dryRunWarnings({
-      body,
+      body: resolved,
       now,
       audience: checked.audience,
       byPushService,

@@ -17,6 +17,8 @@ import { countAudience } from './audience.store.ts'
 import { checkPushBudget, reservePushes } from './push-budget.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
+import { resolveSend, type ResolvedBody } from '../templates/resolve-send.ts'
+import { hasMarkup } from '../templates/liquid.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
 export const MAX_SCHEDULE_AHEAD_MS = 90 * 24 * 60 * 60 * 1000
@@ -33,7 +35,8 @@ export interface SendDeps {
  * most 2048 chars, or some data: URL (whose content resolveMedia checks).
  */
 function checkMediaForm(kind: MediaKind, value: string | undefined): void {
-  if (value === undefined) return
+  // With variables, the template checks it (templates/personalization.ts) and each rendered URL is checked again.
+  if (value === undefined || hasMarkup(value)) return
   const https = /^https:\/\//i.test(value)
   const data = /^data:/i.test(value)
   if ((https && value.length <= MAX_MEDIA_URL_LENGTH) || data) return
@@ -110,7 +113,7 @@ async function checkSegmentGroups(q: Queryable, projectId: string, groups: Array
   if (missing) throw new AppError('group_not_found', `${missing.path}: no group ${missing.id} in this project.`)
 }
 
-export async function checkSend(q: Queryable, project: AuthedProject, body: SendBody, now: number): Promise<CheckedSend> {
+export async function checkSend(q: Queryable, project: AuthedProject, body: ResolvedBody, now: number): Promise<CheckedSend> {
   const notification = body.notification
   const url = notification.url ?? '/'
   checkClickUrl(url)
@@ -150,16 +153,19 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Send
 export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, audit: AuditContext, options: SendOptions = {}): Promise<SendResponse> {
   const { db, config } = deps
   const now = options.now ?? Date.now()
-  const notification = body.notification
+  const { body: resolved, personalization } = await resolveSend(db, project.id, body)
+  const notification = resolved.notification
   const target = body.target
-  const { url, runAt, fireAt, cap, audience } = await checkSend(db, project, body, now)
+  const { url, runAt, fireAt, cap, audience } = await checkSend(db, project, resolved, now)
 
   // Media last among the checks: storing a data URL is the costliest step, and
   // a send refused for any reason above stores nothing.
-  const icon = notification.icon !== undefined
-    ? await resolveMedia(db, config, 'icon', notification.icon)
-    : project.default_icon
-  const image = notification.image !== undefined ? await resolveMedia(db, config, 'image', notification.image) : null
+  // A URL with variables is rendered per subscriber: stored as written.
+  const media = (kind: MediaKind, value: string) => (hasMarkup(value) ? value : resolveMedia(db, config, kind, value))
+  const icon = notification.icon !== undefined ? await media('icon', notification.icon) : project.default_icon
+  const image = notification.image !== undefined ? await media('image', notification.image) : null
+  // Jobs of a personalized broadcast are version 2: a worker of the release before, which would send it unrendered, leaves them (docs/upgrades.md).
+  const payloadVersion = personalization ? 2 : 1
 
   const id = newId('bdc', now)
   const answer: SendResponse = runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }
@@ -188,16 +194,17 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       reserved: runAt ? 0 : audience,
       scheduled_at: runAt,
       throttle_per_minute: body.throttle_per_minute ?? null,
+      personalization,
     })
-    if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt })
-    else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
+    if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt, payloadVersion })
+    else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id }, { payloadVersion })
     // What was aimed at whom, not what it said: the title and body stay on the broadcast.
     await recordAudit(tx, {
       projectId: project.id,
       context: audit,
       action: runAt ? 'broadcast.schedule' : 'broadcast.send',
       target: { type: 'broadcast', id },
-      details: { target: target.type, audience, source: options.source ?? 'api', ...(runAt ? { scheduled_at: runAt.getTime() } : {}) },
+      details: { target: target.type, audience, source: options.source ?? 'api', ...(runAt ? { scheduled_at: runAt.getTime() } : {}), ...(personalization?.template_id ? { template_id: personalization.template_id } : {}) },
     })
   })
 

@@ -247,6 +247,26 @@ describe('herald/client', () => {
     expect(await ownClient.subscribers.import('endpoint\n', { format: 'csv' }).catch((e: unknown) => e)).toMatchObject({ status: 400, code: 'invalid_request' })
   })
 
+  it('templates: create, list, get, update, send with template_id and data (dry run), delete; a bad field is template_invalid', async () => {
+    const made = await client.templates.create({
+      name: 'Order shipped',
+      notification: { title: 'Hi {{ tags.first_name | default: "there" }}', body: 'Order {{ data.order_id }} is on its way', url: '/orders/{{data.order_id}}' },
+      defaults: { 'tags.first_name': 'friend' },
+      localized: { 'pt-br': { title: 'Olá {{ tags.first_name }}', body: 'Pedido {{ data.order_id }} a caminho' } },
+    })
+    expect(made).toMatchObject({ id: expect.stringMatching(/^tpl_/), localized: { 'pt-BR': expect.any(Object) }, variables: ['data.order_id', 'tags.first_name'] })
+    expect((await client.templates.list()).map((x) => x.id)).toEqual([made.id])
+    expect(await client.templates.get(made.id)).toEqual(made)
+    const renamed = await client.templates.update(made.id, { name: 'Shipped' })
+    expect(renamed).toMatchObject({ name: 'Shipped', notification: made.notification })
+    const dry = await client.dryRun({ target: { type: 'all' }, template_id: made.id, data: { order_id: 'A1' } })
+    expect(dry.personalization?.variables.map((v) => v.variable)).toEqual(['data.order_id', 'tags.first_name'])
+    const bad = await client.templates.create({ name: 'x', notification: { title: '{% include "secrets" %}', body: 'b' } }).catch((e: unknown) => e)
+    expect(bad).toMatchObject({ status: 400, code: 'template_invalid' })
+    expect(await client.templates.delete(made.id)).toEqual({ ok: true })
+    expect(await client.templates.list()).toEqual([])
+  })
+
   it('every route of ROUTES was called by the tests above', () => {
     for (const [name, [method, template]] of Object.entries(ROUTES)) {
       const pattern = new RegExp(`^${method} ${template.replace(/\{\w+\}/g, '[^/]+')}$`)

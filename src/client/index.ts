@@ -13,6 +13,7 @@ import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
 import type { ImportResult as ImportResultBody } from '../subscribers/import.schemas.ts'
+import type { CreateTemplateBody, TemplateList, TemplateView, UpdateTemplateBody } from '../templates/templates.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -22,6 +23,10 @@ export type Group = Static<typeof GroupList>['groups'][number]
 export type CreateGroupRequest = CreateGroupBody
 export type UpdateGroupRequest = UpdateGroupBody
 export type Broadcast = BroadcastView
+/** A saved template: notification fields with variables, their defaults, versions by language (docs/templates.md). */
+export type Template = TemplateView
+export type CreateTemplateRequest = CreateTemplateBody
+export type UpdateTemplateRequest = UpdateTemplateBody
 /** One action button of notification.actions (up to 2); clicks on it are counted in Broadcast.clicked_by_action. */
 export type { NotificationAction }
 export type BroadcastList = Static<typeof ListBroadcastsResponse>
@@ -68,6 +73,11 @@ export interface ExportOptions {
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
   send: ['POST', '/v1/send'],
+  listTemplates: ['GET', '/v1/templates'],
+  createTemplate: ['POST', '/v1/templates'],
+  getTemplate: ['GET', '/v1/templates/{id}'],
+  updateTemplate: ['PATCH', '/v1/templates/{id}'],
+  deleteTemplate: ['DELETE', '/v1/templates/{id}'],
   listGroups: ['GET', '/v1/groups'],
   createGroup: ['POST', '/v1/groups'],
   updateGroup: ['PATCH', '/v1/groups/{id}'],
@@ -226,6 +236,16 @@ export function createHeraldClient(options: HeraldClientOptions) {
       addSubscribers: async (id: string, subscriberIds: AddMembersBody['subscriber_ids']) =>
         (await call<Static<typeof Added>>('addGroupSubscribers', { params: { id }, body: { subscriber_ids: subscriberIds } })).added,
       removeSubscriber: (id: string, sid: string) => call<{ ok: true }>('removeGroupSubscriber', { params: { id, sid } }),
+    },
+    /** Saved templates; send one with send({ template_id, data, target }). */
+    templates: {
+      list: async () => (await call<Static<typeof TemplateList>>('listTemplates')).templates,
+      /** 400 template_invalid naming the field when the sandbox refuses a field; 409 template_name_taken. */
+      create: (body: CreateTemplateRequest) => call<Template>('createTemplate', { body }),
+      get: (id: string) => call<Template>('getTemplate', { params: { id } }),
+      /** Each field given replaces the stored one whole. */
+      update: (id: string, body: UpdateTemplateRequest) => call<Template>('updateTemplate', { params: { id }, body }),
+      delete: (id: string) => call<{ ok: true }>('deleteTemplate', { params: { id } }),
     },
     broadcasts: {
       list: (query: ListBroadcastsOptions = {}) => call<BroadcastList>('listBroadcasts', { query }),

@@ -30,6 +30,8 @@ export interface Failed extends Delivered {
   reason: FailReason
   /** The push service's HTTP status, or null when it never answered. */
   status: number | null
+  /** Why a personalized broadcast skipped the subscriber (reason skipped), e.g. "missing_variable: tags.first_name". */
+  cause?: string
 }
 
 export interface BatchOutcomes {
@@ -91,7 +93,7 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
   // so the key-share locks the events' foreign keys take queue the same way.
   const events = [
     ...outcomes.delivered.map((d) => event(d, 'delivered', null)),
-    ...outcomes.failed.map((f) => event(f, 'failed', { reason: f.reason, status: f.status })),
+    ...outcomes.failed.map((f) => event(f, 'failed', f.cause === undefined ? { reason: f.reason, status: f.status } : { reason: f.reason, status: f.status, cause: f.cause })),
   ].sort((a, b) => (a.subscriber_id! < b.subscriber_id! ? -1 : a.subscriber_id! > b.subscriber_id! ? 1 : 0))
   // The events of the broadcast being sent, under its own project: no ownership check needed.
   await recordEvents(q, events, { ownBroadcasts: true })

@@ -11,6 +11,9 @@ export interface SubscriptionKeys {
   auth: string
 }
 
+/** One plaintext for every subscription (a broadcast), or one each, in the subscriptions' order (a personalized broadcast, issue 24). */
+export type Plaintexts = Buffer | Buffer[]
+
 /** An encrypted body, or why these keys could not be used. */
 export type Encrypted = Buffer | { error: string }
 
@@ -97,31 +100,33 @@ export class EncryptPool {
    * the caller can send a chunk's pushes while later chunks are still being
    * encrypted. Chunks cover the subscriptions in order, from `offset`.
    */
-  encryptInChunks(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Array<{ offset: number; count: number; bodies: Promise<Encrypted[]> }> {
+  encryptInChunks(plaintext: Plaintexts, subscriptions: SubscriptionKeys[]): Array<{ offset: number; count: number; bodies: Promise<Encrypted[]> }> {
     const chunks: Array<{ offset: number; count: number; bodies: Promise<Encrypted[]> }> = []
     for (let offset = 0; offset < subscriptions.length; offset += CHUNK) {
       const slice = subscriptions.slice(offset, offset + CHUNK)
-      chunks.push({ offset, count: slice.length, bodies: this.encryptChunk(plaintext, slice) })
+      const text = Array.isArray(plaintext) ? plaintext.slice(offset, offset + CHUNK) : plaintext
+      chunks.push({ offset, count: slice.length, bodies: this.encryptChunk(text, slice) })
     }
     return chunks
   }
 
-  async encryptMany(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Promise<Encrypted[]> {
+  async encryptMany(plaintext: Plaintexts, subscriptions: SubscriptionKeys[]): Promise<Encrypted[]> {
     const chunks = this.encryptInChunks(plaintext, subscriptions)
     return (await Promise.all(chunks.map((chunk) => chunk.bodies))).flat()
   }
 
-  private async encryptChunk(plaintext: Buffer, subscriptions: SubscriptionKeys[]): Promise<Encrypted[]> {
+  private async encryptChunk(plaintext: Plaintexts, subscriptions: SubscriptionKeys[]): Promise<Encrypted[]> {
     if (this.threads === 0) {
-      return subscriptions.map((keys) => {
+      return subscriptions.map((keys, i) => {
         try {
-          return this.encrypt(plaintext, keys)
+          return this.encrypt(Array.isArray(plaintext) ? plaintext[i] : plaintext, keys)
         } catch (err) {
           return { error: (err as Error).message }
         }
       })
     }
-    const packed: ArrayBuffer = await this.workers.run({ plaintext, subscriptions })
+    const task = Array.isArray(plaintext) ? { plaintexts: plaintext, subscriptions } : { plaintext, subscriptions }
+    const packed: ArrayBuffer = await this.workers.run(task)
     // Views into the one buffer the thread handed over (layout in encrypt-worker.mjs): no copy per body.
     const view = new DataView(packed)
     const count = view.getUint32(0)

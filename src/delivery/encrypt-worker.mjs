@@ -12,13 +12,15 @@ const encryptPayload = chooseEncryptPayload(workerData?.nativeCrypto !== false)
  * ArrayBuffer that is moved, not copied, to the main thread: a count (u32),
  * then each body's length (i32, -1 for keys that could not be used), then the
  * bodies one after another.
- * @param {{ plaintext: Uint8Array, subscriptions: { p256dh: string, auth: string }[] }} task
+ * A personalized broadcast (issue 24) sends `plaintexts`, one per subscription, instead of one `plaintext`.
+ * @param {{ plaintext?: Uint8Array, plaintexts?: Uint8Array[], subscriptions: { p256dh: string, auth: string }[] }} task
  */
 export default function encryptBatch(task) {
-  const plaintext = Buffer.from(task.plaintext.buffer, task.plaintext.byteOffset, task.plaintext.byteLength)
-  const bodies = task.subscriptions.map((subscription) => {
+  const asBuffer = (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const plaintext = task.plaintext ? asBuffer(task.plaintext) : null
+  const bodies = task.subscriptions.map((subscription, i) => {
     try {
-      return encryptPayload(plaintext, subscription)
+      return encryptPayload(plaintext ?? asBuffer(task.plaintexts[i]), subscription)
     } catch {
       // A subscription with malformed keys fails alone, not its whole batch.
       return null

@@ -45,6 +45,7 @@ import { sendToRecipients, type SenderDeps } from './send-batch.ts'
 import { logSendingFinished, logSendingStarted } from './broadcast-log.ts'
 import { batchSizeFor, withTtlFrom } from './throttle.ts'
 import { settleRetries } from './push-retries.ts'
+import { personalPayloads } from './personal-payloads.ts'
 
 declare module '../platform/jobs/queue.ts' {
   /** Fan-out's job kinds (enqueued by a send, by the scheduler and by fan-out itself). */
@@ -78,6 +79,16 @@ declare module '../platform/jobs/queue.ts' {
       slotted?: boolean
     }
   }
+}
+
+/**
+ * The payload version of a broadcast's jobs: 2 for a personalized one (issue
+ * 24), which a worker of the release before would send unrendered; it only
+ * claims version 1 (docs/upgrades.md). The payload's shape is the same.
+ */
+export const PERSONALIZED_PAYLOAD_VERSION = 2
+function payloadVersionOf(broadcast: Pick<SendingBroadcast, 'personalization'>): number {
+  return broadcast.personalization ? PERSONALIZED_PAYLOAD_VERSION : 1
 }
 
 /** Longest a batch waits for the pushes before it to leave (a push service that hangs holds them up to its timeout). */
@@ -120,7 +131,8 @@ async function fireBroadcast(deps: FanoutDeps, job: Job<'fire_broadcast'>): Prom
       const cap = project ? effectiveLimits(project.plan, project.limits).monthly_pushes : 0
       if (await tryReservePushes(tx, broadcast.project_id, cap, audience, new Date())) {
         await broadcastState.setReserved(tx, id, audience)
-        await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
+        // The fired job's version carries over: a personalized broadcast's jobs all stay version 2.
+        await enqueue(tx, 'fanout_broadcast', { broadcast_id: id }, { payloadVersion: job.payloadVersion })
       } else {
         await broadcastState.failForPushLimit(tx, id, audience, monthlyPushLimitError(broadcast.project_id, cap, audience).message)
       }
@@ -136,7 +148,7 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
     if (broadcast && broadcast.status === 'pending') {
       const audience = await countAudience(tx, broadcast.project_id, broadcast.target)
       // Subscribers who joined between send and now are pushed too; startSending counts them in the month.
-      await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null })
+      await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null }, { payloadVersion: payloadVersionOf(broadcast) })
       await broadcastState.startSending(tx, broadcast, audience)
       return { broadcast, audience }
     }
@@ -170,13 +182,17 @@ async function sendAndRecord(
     return
   }
   const timed = withTtlFrom(broadcast, ttlFrom)
-  const sent = recipients.length > 0
-    ? await sendToRecipients(deps, timed, gate.project, plaintextOf(deps, broadcast, gate.project.vapid_private, gate.domain), recipients)
+  // A personalized broadcast: one payload per recipient, rendered here; the skipped get none.
+  const personal = broadcast.personalization ? personalPayloads(broadcast, recipients) : null
+  const sendTo = personal ? personal.recipients : recipients
+  const sent = sendTo.length > 0
+    ? await sendToRecipients(deps, timed, gate.project, personal ? personal.plaintexts : plaintextOf(deps, broadcast, gate.project.vapid_private, gate.domain), sendTo)
     : { delivered: [], failed: [], retry: [], lastError: null }
   const settled = await settleRetries(deps, timed, sent.retry, attempt)
+  const failed = personal && personal.skipped.length > 0 ? [...sent.failed, ...personal.skipped] : sent.failed
   const outcomes: BatchOutcomes = {
     delivered: sent.delivered,
-    failed: settled.failed.length > 0 ? [...sent.failed, ...settled.failed] : sent.failed,
+    failed: settled.failed.length > 0 ? [...failed, ...settled.failed] : failed,
     retrying: settled.retryJob?.byPushService,
     retried,
     lastError: sent.lastError,
@@ -196,7 +212,7 @@ async function sendAndRecord(
           by_push_service: settled.retryJob.byPushService,
           ...(ttlFrom === undefined ? {} : { ttl_from: ttlFrom }),
         },
-        { runAt: new Date(Date.now() + settled.retryJob.delayMs) },
+        { runAt: new Date(Date.now() + settled.retryJob.delayMs), payloadVersion: payloadVersionOf(broadcast) },
       )
       added++
     }
@@ -233,7 +249,7 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     // Not while the pushes already planned fill the connections for a round trip (push-client.ts whenRoom).
     await deps.pushClient.whenRoom(ROOM_WAIT_MS)
     // First run of this job: take the next slice (rows and all, sent to below) and pass the rest on, in one transaction.
-    const slice = await nextAudience(deps.db, broadcast.project_id, broadcast.target, after, size)
+    const slice = await nextAudience(deps.db, broadcast.project_id, broadcast.target, after, size, broadcast.personalization !== null)
     through = slice.at(-1)?.id ?? null
     const last = slice.length < size
     const { finished, slot } = await deps.db.transaction(async (tx) => {
@@ -244,7 +260,7 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
       if (last) {
         await broadcastState.markPlanningDone(tx, broadcast.id)
       } else {
-        await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: through, through: null }, slot ? { runAt: new Date(slot.until) } : {})
+        await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: through, through: null }, { payloadVersion: payloadVersionOf(broadcast), ...(slot ? { runAt: new Date(slot.until) } : {}) })
         await broadcastState.addPendingBatch(tx, broadcast.id)
       }
       // Nothing left to send: this job ends here, and the broadcast with it if it was the last.
@@ -256,7 +272,7 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     if (slot && slot.at > slot.now) throw new RetryLater(slot.at - slot.now, 'waiting for its throttle slot')
     recipients = slice
   }
-  recipients ??= await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through)
+  recipients ??= await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through, broadcast.personalization !== null)
   await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null ? undefined : Date.now())
 }
 
@@ -267,7 +283,7 @@ async function pushRetry(deps: FanoutDeps, job: Job<'push_retry'>): Promise<void
     await deps.db.transaction((tx) => job.completeIn(tx))
     return
   }
-  const recipients = await activeRecipients(deps.db, broadcast.project_id, job.payload.subscriber_ids)
+  const recipients = await activeRecipients(deps.db, broadcast.project_id, job.payload.subscriber_ids, broadcast.personalization !== null)
   // Every push service concerned still in its 429 pause: wait it out rather than spend an attempt.
   const pauses = recipients.map((r) => {
     try {

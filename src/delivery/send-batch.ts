@@ -2,7 +2,7 @@
 // sign (one cached VAPID token per project and push service), send (pooled
 // connections), and sort every answer into delivered, failed or retry,
 // keeping the latest push that did not deliver for the broadcast's last_error.
-import type { EncryptPool, Encrypted } from './encrypt-pool.ts'
+import type { EncryptPool, Encrypted, Plaintexts } from './encrypt-pool.ts'
 import type { PushClient, PushOutcome } from './push-client.ts'
 import type { Recipient } from '../broadcasts/audience.store.ts'
 import type { LastPushError, SendingBroadcast } from '../broadcasts/broadcast-state.ts'
@@ -86,7 +86,8 @@ export async function sendToRecipients(
   deps: SenderDeps,
   broadcast: SendingBroadcast,
   project: ProjectKeys,
-  plaintext: Buffer,
+  /** One payload for all, or one per recipient in their order (a personalized broadcast). */
+  plaintext: Plaintexts,
   recipients: Recipient[],
 ): Promise<SendResult> {
   const tally = deps.pushMetrics?.tally()

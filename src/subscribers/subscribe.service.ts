@@ -12,7 +12,7 @@ import { joinGroups } from '../groups/groups.store.ts'
 import { TAGS_MAX, type SubscribeBody, type UnsubscribeBody } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
 import { expireReplaced, lockReplaced, type Replaced } from './replace.store.ts'
-import { tooManyTags } from './subscribers.service.ts'
+import { bodyLocale, tooManyTags } from './subscribers.service.ts'
 
 /**
  * Stores the subscription and returns its id: a new row, or the project's
@@ -51,6 +51,7 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
       external_id: body.external_id !== undefined || !replaced?.external_id ? body.external_id : replaced.external_id,
       tags: replaced ? { ...replaced.tags, ...body.tags } : body.tags,
       source: body.source,
+      locale: bodyLocale(body.locale),
     })
     // Only a repeat or a replacement can pass the cap (the schema bounds what is sent); the throw rolls the upsert back.
     if (tagCount > TAGS_MAX) throw tooManyTags(tagCount)

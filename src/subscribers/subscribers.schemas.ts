@@ -119,6 +119,9 @@ export const SubscribeBody = Type.Object({
     maxItems: GROUP_IDS_MAX,
     description: 'Groups to join. Unknown ids and ids of other projects are silently dropped.',
   })),
+  locale: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+    description: 'The browser\'s language, a BCP 47 tag (navigator.language; the SDK sends it), stored canonical ("pt-br" → "pt-BR"). Omitted: kept as it is. null: cleared. 400 when it is not a BCP 47 tag.',
+  })),
   tags: Type.Optional(tagsSchema(
     TagValue,
     'Tags to set (see Subscriber.tags). On a repeat subscribe they are merged into the stored ones (the keys given win, the others stay), so a page never wipes tags the server set. 400 when the result would hold more than 50 keys.',
@@ -143,6 +146,7 @@ export const Subscriber = Type.Object({
   push_service: PushService,
   group_ids: Type.Array(Type.String()),
   tags: Tags,
+  locale: Type.Union([Type.String(), Type.Null()], { description: 'The subscriber\'s language, a canonical BCP 47 tag; null when unknown. Picks the localized version of a send (docs/templates.md).' }),
   created_at: Type.Integer({ description: 'Unix ms' }),
   last_seen_at: Type.Integer({ description: 'Unix ms: the last subscribe from this browser (the first, or a repeat that refreshed it).' }),
   source: SubscriberSource,
@@ -211,10 +215,13 @@ export type EraseByEndpointBody = Static<typeof EraseByEndpointBody>
 
 /** PATCH bodies: null removes a key (merge), or is left out (replace). */
 export const TagsPatchBody = Type.Object({
-  tags: tagsSchema(
+  tags: Type.Optional(tagsSchema(
     Type.Union([TagValue, Type.Null()]),
-    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out).',
-  ),
+    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out). Omitted (with locale given): the tags stay as they are.',
+  )),
+  locale: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+    description: 'The language, a BCP 47 tag, stored canonical; null clears it. Omitted: kept. One of tags and locale is required.',
+  })),
   merge: Type.Optional(Type.Boolean({ default: false, description: 'true: merge into the stored tags. Default false: replace them.' })),
 }, { additionalProperties: false })
 export type TagsPatchBody = Static<typeof TagsPatchBody>

@@ -9,6 +9,7 @@ import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit, type AuditEntry } from '../audit/audit.store.ts'
 import { maskEndpoint } from '../access/masking.ts'
 import { healthOf } from './health.store.ts'
+import { canonicalLocale } from '../templates/locale.ts'
 
 /** Whether the caller may see push endpoints whole (access.ts SEES_PUSH_ENDPOINTS); masked otherwise. */
 export interface SubscriberView { endpoints: boolean }
@@ -22,6 +23,7 @@ function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Su
     push_service: row.push_service,
     group_ids: row.group_ids,
     tags: row.tags,
+    locale: row.locale,
     created_at: row.created_at.getTime(),
     last_seen_at: row.last_seen_at.getTime(),
     source: row.source,
@@ -111,7 +113,30 @@ export async function eraseByExternalId(db: Database, audit: AuditContext, proje
 
 /** The tag keys a PATCH set, never their values (which may be personal: a plan, a city). */
 function tagsEntry(projectId: string, audit: AuditContext, target: AuditEntry['target'], body: TagsPatchBody, count: number): AuditEntry {
-  return { projectId, context: audit, action: 'subscriber.tags', target, details: { keys: Object.keys(body.tags).slice(0, 50), merge: body.merge ?? false, count } }
+  return {
+    projectId,
+    context: audit,
+    action: 'subscriber.tags',
+    target,
+    details: { keys: Object.keys(body.tags ?? {}).slice(0, 50), merge: body.merge ?? false, count, ...(body.locale !== undefined ? { locale: body.locale } : {}) },
+  }
+}
+
+/**
+ * The locale a body gives, canonical: undefined when it gives none (kept),
+ * null to clear. 400 naming the field when it is not a BCP 47 tag.
+ */
+export function bodyLocale(locale: string | null | undefined): string | null | undefined {
+  if (locale === undefined || locale === null) return locale
+  const canonical = canonicalLocale(locale)
+  if (!canonical) throw invalidField('locale', 'is not a BCP 47 language tag (e.g. fr, pt-BR, zh-Hant)')
+  return canonical
+}
+
+/** A PATCH must change something: the tags, the locale or both. */
+function checkPatch(body: TagsPatchBody): string | null | undefined {
+  if (body.tags === undefined && body.locale === undefined) throw invalidField('tags', 'give tags, locale or both')
+  return bodyLocale(body.locale)
 }
 
 /** 400 on `tags` when a merge would leave a subscriber with more keys than the cap. */
@@ -126,9 +151,10 @@ function checkTagCounts(rows: Array<{ tag_count: number }>): void {
 
 /** PATCH /v1/subscribers/:sid: replaces or merges its tags, answers the updated record. */
 export async function patchTags(db: Database, audit: AuditContext, projectId: string, id: string, body: TagsPatchBody, view: SubscriberView): Promise<Subscriber> {
+  const locale = checkPatch(body)
   if (!isId('sub', id)) throw notFound(id)
   const row = await db.transaction(async (tx) => {
-    const changed = await store.setTags(tx, projectId, { id }, body.tags, body.merge ?? false)
+    const changed = await store.setTags(tx, projectId, { id }, body.tags, body.merge ?? false, locale)
     if (changed.length === 0) throw notFound(id)
     checkTagCounts(changed)
     await recordAudit(tx, tagsEntry(projectId, audit, { type: 'subscriber', id }, body, 1))
@@ -143,8 +169,9 @@ export async function patchTags(db: Database, audit: AuditContext, projectId: st
  * project has no subscriber with that external_id, so a typo is not a silent 200.
  */
 export async function patchTagsByExternalId(db: Database, audit: AuditContext, projectId: string, externalId: string, body: TagsPatchBody): Promise<number> {
+  const locale = checkPatch(body)
   return db.transaction(async (tx) => {
-    const changed = await store.setTags(tx, projectId, { externalId }, body.tags, body.merge ?? false)
+    const changed = await store.setTags(tx, projectId, { externalId }, body.tags, body.merge ?? false, locale)
     if (changed.length === 0) throw new AppError('subscriber_not_found', `No subscriber with external_id ${externalId} in this project.`)
     checkTagCounts(changed)
     await recordAudit(tx, tagsEntry(projectId, audit, { type: 'external_id', id: externalId }, body, changed.length))

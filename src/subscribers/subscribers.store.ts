@@ -14,6 +14,8 @@ export interface SubscriberRow {
   status: SubscriberStatus
   push_service: PushService
   tags: Tags
+  /** Canonical BCP 47 (migration 0028); null when unknown. */
+  locale: string | null
   created_at: Date
   last_seen_at: Date
   source: SubscriberSource
@@ -25,7 +27,7 @@ export interface SubscriberRow {
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures'
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.locale, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -72,6 +74,8 @@ export interface UpsertSubscriber {
   tags: Tags | undefined
   /** Recorded on a new row only (a known endpoint keeps how it first arrived); default 'subscribe'. */
   source?: 'subscribe' | 'migrated'
+  /** Canonical BCP 47; undefined keeps the stored one on a repeat, null clears it. */
+  locale?: string | null
 }
 
 /** How many keys a tags column holds, in RETURNING (where `tags` is the new value). */
@@ -84,19 +88,20 @@ const TAG_COUNT = '(SELECT count(*)::int FROM jsonb_object_keys(tags))'
  */
 export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Promise<{ id: string; tagCount: number }> {
   const result = await q.query<{ id: string; tag_count: number }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, source)
-     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb), $9)
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, source, locale)
+     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb), $9, $10)
      ON CONFLICT (project_id, endpoint) DO UPDATE SET
        p256dh = EXCLUDED.p256dh,
        auth = EXCLUDED.auth,
        external_id = CASE WHEN $7::boolean THEN EXCLUDED.external_id ELSE subscribers.external_id END,
        tags = subscribers.tags || COALESCE($8::jsonb, '{}'::jsonb),
+       locale = CASE WHEN $11::boolean THEN EXCLUDED.locale ELSE subscribers.locale END,
        status = 'active',
        last_seen_at = now()
      RETURNING id, ${TAG_COUNT} AS tag_count`,
     [
       row.id, row.project_id, row.endpoint, row.p256dh, row.auth, row.external_id ?? null, row.external_id !== undefined,
-      row.tags === undefined ? null : JSON.stringify(row.tags), row.source ?? 'subscribe',
+      row.tags === undefined ? null : JSON.stringify(row.tags), row.source ?? 'subscribe', row.locale ?? null, row.locale !== undefined,
     ],
   )
   return { id: result.rows[0].id, tagCount: result.rows[0].tag_count }
@@ -117,15 +122,18 @@ export async function setTags(
   q: Queryable,
   projectId: string,
   owner: TagsOwner,
-  tags: Record<string, unknown>,
+  tags: Record<string, unknown> | undefined,
   merge: boolean,
+  /** Canonical BCP 47 (issue 24); undefined keeps it, null clears it. */
+  locale?: string | null,
 ): Promise<Array<{ id: string; tag_count: number }>> {
   const match = 'id' in owner ? 'id = $2' : 'external_id = $2'
   const result = await q.query<{ id: string; tag_count: number }>(
-    `UPDATE subscribers SET tags = jsonb_strip_nulls(CASE WHEN $4::boolean THEN tags || $3::jsonb ELSE $3::jsonb END)
+    `UPDATE subscribers SET tags = CASE WHEN $3::jsonb IS NULL THEN tags ELSE jsonb_strip_nulls(CASE WHEN $4::boolean THEN tags || $3::jsonb ELSE $3::jsonb END) END,
+        locale = CASE WHEN $6::boolean THEN $5::text ELSE locale END
       WHERE id IN (SELECT id FROM subscribers WHERE project_id = $1 AND ${match} ORDER BY id FOR NO KEY UPDATE)
       RETURNING id, ${TAG_COUNT} AS tag_count`,
-    [projectId, 'id' in owner ? owner.id : owner.externalId, JSON.stringify(tags), merge],
+    [projectId, 'id' in owner ? owner.id : owner.externalId, tags === undefined ? null : JSON.stringify(tags), merge, locale ?? null, locale !== undefined],
   )
   return result.rows
 }

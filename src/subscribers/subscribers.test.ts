@@ -66,6 +66,7 @@ describe('GET /v1/subscribers/:sid', () => {
       push_service: 'fcm',
       group_ids: [g1, g2].sort(),
       tags: {},
+      locale: null,
       created_at: expect.any(Number),
       last_seen_at: expect.any(Number),
       source: 'subscribe',

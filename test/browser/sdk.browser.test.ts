@@ -171,6 +171,30 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
     }
   })
 
+  it("records navigator.language at subscribe, and a changed one on the next init (issue 24)", async () => {
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/', { grant: true, subscriptions: [subscription] })
+    try {
+      const setLanguage = (language: string) => page.evaluate((value) => Object.defineProperty(Navigator.prototype, 'language', { get: () => value, configurable: true }), language)
+      await setLanguage('pt-br')
+      const id = await page.evaluate(async (projectId) => {
+        window.Herald.init({ project: projectId })
+        return window.Herald.subscribe()
+      }, project.id)
+      expect((await api('GET', `/v1/subscribers/${id}`)).body.locale).toBe('pt-BR')
+      // The visitor switched the browser to French; the next page load (init) records it, asking nothing.
+      await setLanguage('fr-CA')
+      await page.evaluate(async (projectId) => {
+        window.Herald.init({ project: projectId })
+        await window.Herald.ready
+      }, project.id)
+      expect((await api('GET', `/v1/subscribers/${id}`)).body.locale).toBe('fr-CA')
+      expect(await page.evaluate(() => (window as unknown as { __prompts: number }).__prompts)).toBe(1)
+    } finally {
+      await context.close()
+    }
+  })
+
   it('throws clear errors: permission refused, unknown project, not initialised', async () => {
     const { context, page } = await openPage('/', { grant: false })
     try {

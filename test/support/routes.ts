@@ -17,6 +17,8 @@ export interface RouteIds {
   /** A broadcast still pending, for the stop route (the scheduled one above is DELETE's); the scheduled one when absent. */
   pendingBroadcast?: string
   webhook: string
+  /** A saved template (tpl_…), for the /v1/templates routes. */
+  template?: string
   apiKeyId: string
   /** A second key of the project's, for DELETE /v1/api-keys/:id (revoking apiKeyId would lock the test's own key out). */
   spareApiKeyId: string
@@ -126,6 +128,17 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
     url: (ids) => `/v1/subscribers/by-external-id/${ids.externalId}`,
     foreign: { status: 200, body: { deleted: 0 } },
   },
+  { method: 'GET', path: '/v1/templates', url: () => '/v1/templates', foreign: { status: 200 } },
+  {
+    method: 'POST',
+    path: '/v1/templates',
+    url: () => '/v1/templates',
+    body: () => ({ name: `sweep ${Math.random()}`, notification: { title: 'Hi {{ tags.first_name }}', body: 'b' } }),
+    foreign: { status: 201 },
+  },
+  { method: 'GET', path: '/v1/templates/:id', url: (ids) => `/v1/templates/${ids.template}`, foreign: notFound('template_not_found') },
+  { method: 'PATCH', path: '/v1/templates/:id', url: (ids) => `/v1/templates/${ids.template}`, body: () => ({ name: `taken over ${Math.random()}` }), foreign: notFound('template_not_found') },
+  { method: 'DELETE', path: '/v1/templates/:id', url: (ids) => `/v1/templates/${ids.template}`, foreign: notFound('template_not_found') },
   { method: 'POST', path: '/v1/webhooks', url: () => '/v1/webhooks', body: () => ({ url: 'https://hooks.example.com/sweep' }), foreign: { status: 201 } },
   { method: 'GET', path: '/v1/webhooks', url: () => '/v1/webhooks', foreign: { status: 200 } },
   { method: 'DELETE', path: '/v1/webhooks/:id', url: (ids) => `/v1/webhooks/${ids.webhook}`, foreign: notFound('webhook_not_found') },

@@ -83,7 +83,10 @@ export interface HeraldError extends Error {
 
 export interface HeraldSDK {
   /** Stores the configuration. Asks nothing and fetches nothing. */
+  /** Stores the configuration. When this browser is subscribed and navigator.language changed since, records the new language in Herald in the background. */
   init(options: HeraldInitOptions): void
+  /** Settles when init's background work (recording a changed language) is done. */
+  readonly ready: Promise<unknown>
   /** Asks for notification permission (call it from a click), subscribes, stores the subscription in Herald. Resolves to the subscriber id, sub_…. */
   subscribe(options?: HeraldSubscribeOptions): Promise<string>
   /** Unsubscribes this browser, in the browser and in Herald. */

@@ -169,6 +169,8 @@
     if (options.externalId !== undefined) body.external_id = options.externalId
     if (options.groupIds !== undefined) body.group_ids = options.groupIds
     if (options.tags !== undefined) body.tags = options.tags
+    var locale = browserLocale()
+    if (locale) body.locale = locale
     return Promise.all([api('POST', '/v1/subscribe', body), loadState()]).then(function (done) {
       var created = done[0]
       var previous = done[1]
@@ -187,6 +189,7 @@
         external_id: body.external_id === undefined ? null : body.external_id,
         group_ids: body.group_ids || [],
         tags: tags,
+        locale: locale,
       }).then(function () { return created.id })
     })
   }
@@ -206,8 +209,34 @@
     }).catch(fromBrowser('push_service_failed', "The browser could not read this site's push subscriptions"))
   }
 
+  // The browser's language (a BCP 47 tag), recorded with the subscription: sends with localized versions pick by it.
+  function browserLocale() {
+    var language = typeof navigator !== 'undefined' && navigator.language
+    return typeof language === 'string' && language.length > 0 && language.length <= 64 ? language : null
+  }
+
+  // On a page load of a subscribed browser whose language changed since it was recorded: records the new one.
+  // A repeat subscribe of the same subscription, which changes nothing else. Never asks the visitor anything.
+  function syncLocale() {
+    var locale = browserLocale()
+    if (!locale || !supported() || Notification.permission !== 'granted') return Promise.resolve()
+    return Promise.all([currentSubscription(), loadState()]).then(function (results) {
+      var subscription = results[0]
+      var state = results[1]
+      if (!subscription || !state || state.endpoint !== subscription.endpoint || state.locale === locale) return null
+      var json = subscription.toJSON()
+      return api('POST', '/v1/subscribe', { endpoint: json.endpoint, keys: json.keys, locale: locale }).then(function () {
+        return saveState(Object.assign({}, state, { locale: locale }))
+      })
+    })
+  }
+
   var Herald = {
-    /** Stores the configuration; asks nothing and fetches nothing. */
+    /**
+     * Stores the configuration and asks nothing. When this browser is already
+     * subscribed and its language changed since, it records the new one in
+     * Herald in the background (Herald.ready resolves when that is done).
+     */
     init: function (options) {
       if (!options || typeof options.project !== 'string' || !/^prj_/.test(options.project)) {
         throw HeraldError('invalid_options', 'Herald.init needs { project: "prj_…" }.')
@@ -223,6 +252,8 @@
         console.warn('Herald: could not move this browser\'s push subscription to project ' + config.project + ':', error)
         return { outcome: 'failed', id: null, error: error }
       }) : null
+      // A failure here (offline, storage blocked) only delays the update to the next load.
+      Herald.ready = syncLocale().catch(function () { return null })
     },
 
     /** The migration init({ migrate }) started, else null. */
@@ -266,6 +297,9 @@
         })
       }).catch(fromBrowser('browser_error', 'The browser refused'))
     },
+
+    /** Settles when init's background work (the language update) is done. */
+    ready: Promise.resolve(),
 
     /** 'default', 'granted' or 'denied' as the browser says; 'unsupported' without web push. */
     get permission() {

@@ -195,6 +195,7 @@
     // Herald moves the old subscriber's groups, tags and external_id (including
     // what the server set since) to the new one, and expires the old one.
     if (replaces) body.replaces = replaces
+    if (state.locale) body.locale = state.locale
     return fetch(BASE_URL + '/v1/subscribe?project=' + encodeURIComponent(state.project), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

@@ -4,6 +4,7 @@
 // An audience of 0 needs a second, explicit press: a broadcast to nobody is
 // almost always a wrong target.
 import { formatNumber, h, replace } from '../dom.js'
+import { personalizationSummary } from './compose-personal.js'
 
 const SERVICE_NAMES = { fcm: 'FCM', mozilla: 'Mozilla', apple: 'Apple', wns: 'Microsoft', other: 'other' }
 
@@ -65,6 +66,7 @@ export function confirmation(dryRun, { scheduled, onSend, onBack }) {
       services.length ? ` (${services.map(([key, n]) => `${formatNumber(n)} ${SERVICE_NAMES[key] ?? key}`).join(', ')}).` : audience ? '.' : '',
       scheduled ? ' Counted now; it reaches whoever is subscribed when it fires.' : ''),
     h('p', { class: 'hint' }, `Each push is ${formatNumber(dryRun.payload_bytes)} bytes${dryRun.fetch ? ', a stub: the service worker fetches the notification from Herald' : ''}.`),
+    personalizationSummary(dryRun.personalization),
     warnings.length
       ? h('div', { class: 'warnings' }, h('h3', {}, warnings.length === 1 ? 'One thing to check' : `${warnings.length} things to check`),
           h('ul', { id: 'confirm-warnings' }, warnings.map((w) => h('li', { 'data-warning': w.code }, w.message))))

@@ -13,6 +13,7 @@ import { clearDraft, loadDraft, saveDraft } from './compose-draft.js'
 import { actionInputs } from './compose-actions.js'
 import { checkedField, mediaInput, showServerErrors } from './compose-fields.js'
 import { segmentInput } from './compose-segment.js'
+import { personalInputs } from './compose-personal.js'
 import * as limits from './compose-limits.js'
 
 const SOURCE = { headers: { 'X-Herald-Source': 'dashboard' } }
@@ -23,7 +24,7 @@ export async function render(view, session, { flash } = {}) {
     replace(view, pageHeading('Compose'), h('p', { id: 'cannot-send' }, 'Your role in this project does not allow sending. An owner can change it on the Members page.'))
     return
   }
-  const { groups } = await get('/v1/groups')
+  const [{ groups }, { templates }] = await Promise.all([get('/v1/groups'), get('/v1/templates')])
   const slot = h('div', { class: 'slot', id: 'compose-message' })
   const confirmSlot = h('div', { id: 'confirm-slot' })
   const draftNote = h('p', { class: 'hint', id: 'draft-note', 'aria-live': 'polite' })
@@ -51,6 +52,21 @@ export async function render(view, session, { flash } = {}) {
   const groupField = checkedField('Group', groupSelect)
   const segment = segmentInput(new Map(groups.map((g) => [g.id, g.name])))
   const actions = actionInputs()
+  const personal = personalInputs({
+    templates,
+    canSave: session.can('templates:write'),
+    onUse(template) {
+      const n = template.notification
+      title.control.value = n.title
+      body.control.value = n.body
+      url.control.value = n.url ?? ''
+      icon.restore(n.icon ?? '', null)
+      image.restore(n.image ?? '', null)
+      actions.restore(n.actions ?? [])
+    },
+    current: () => buildRequest().notification,
+    onChange: () => form.dispatchEvent(new Event('input')),
+  })
 
   const ttl = checkedField('Time to live (seconds)', h('input', { name: 'ttl', type: 'number', min: '0', max: String(limits.TTL_MAX), step: '1', value: '86400' }),
     { hint: 'How long the push service keeps trying an offline device: 0 to 2419200 (4 weeks). Default 86400 (a day).' })
@@ -67,7 +83,7 @@ export async function render(view, session, { flash } = {}) {
     'notification.title': title, 'notification.body': body, 'notification.url': url,
     'notification.icon': icon.fields.url, 'notification.image': image.fields.url,
     'target.external_id': externalId, 'target.group_id': groupField,
-    'target.filter': segment.field, ...actions.fields,
+    'target.filter': segment.field, ...actions.fields, ...personal.fields,
     ttl, topic, throttle_per_minute: throttle, scheduled_at: schedule,
   }
 
@@ -124,6 +140,7 @@ export async function render(view, session, { flash } = {}) {
     for (const [f, error] of pairs) f.setError(error)
     const errors = pairs.map(([, error]) => error).filter(Boolean)
     errors.push(...actions.check())
+    errors.push(...personal.check())
     errors.push(...icon.check())
     const imageErrors = image.check()
     if (image.value() && !limits.atLeast(me.plan, 'hobby') && !imageErrors.length) {
@@ -152,7 +169,7 @@ export async function render(view, session, { flash } = {}) {
     if (topic.control.value.trim()) request.topic = topic.control.value.trim()
     if (throttle.control.value.trim()) request.throttle_per_minute = Number(throttle.control.value.trim())
     if (schedule.control.value) request.scheduled_at = new Date(schedule.control.value).getTime()
-    return request
+    return personal.apply(request)
   }
 
   function draftState() {
@@ -163,7 +180,7 @@ export async function render(view, session, { flash } = {}) {
       icon_url: i.url, icon_file: i.file, image_url: m.url, image_file: m.file,
       target: targetType.value, external_id: externalId.control.value, group_id: groupSelect.value, filter: segment.field.control.value,
       actions: actions.state(), ttl: ttl.control.value, urgency: urgency.value, topic: topic.control.value,
-      throttle: throttle.control.value, schedule: schedule.control.value,
+      throttle: throttle.control.value, schedule: schedule.control.value, personal: personal.state(),
     }
   }
 
@@ -184,6 +201,7 @@ export async function render(view, session, { flash } = {}) {
     topic.control.value = text(d.topic)
     throttle.control.value = text(d.throttle)
     schedule.control.value = text(d.schedule)
+    personal.restore(d.personal)
   }
 
   function closeConfirmation() {
@@ -200,6 +218,7 @@ export async function render(view, session, { flash } = {}) {
     h('fieldset', { class: 'card' }, h('legend', {}, 'Notification'),
       title.node, body.node, url.node, icon.nodes, image.nodes),
     h('fieldset', { class: 'card', id: 'compose-actions' }, h('legend', {}, 'Action buttons (optional)'), actions.nodes),
+    personal.nodes,
     h('fieldset', { class: 'card' }, h('legend', {}, 'Audience'),
       field('Send to', targetType), externalId.node, groupField.node, segment.field.node),
     h('fieldset', { class: 'card' }, h('legend', {}, 'Delivery'),
