@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8'
 import type { AppContext } from './platform/context.ts'
 import { JobWorker } from './platform/jobs/worker.ts'
 import { createDeliveryJobs } from './delivery/delivery-jobs.ts'
+import { WAVE_PAYLOAD_VERSION } from './delivery/waves.ts'
 import { createWebhookWorker } from './webhooks/webhook-worker.ts'
 import { idempotencyJobHandlers } from './broadcasts/idempotency-prune.ts'
 import { auditJobHandlers } from './audit/audit-prune.ts'
@@ -45,6 +46,8 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
     onError: (err, job) => ctx.log.warn({ err, job_id: job.id, kind: job.kind }, 'job failed'),
     log: ctx.log,
     metrics: ctx.metrics,
+    // push_batch 2: a wave of a local-time broadcast (delivery/waves.ts).
+    payloadVersions: { push_batch: WAVE_PAYLOAD_VERSION },
     onGiveUp: async (job, err) => {
       ctx.log.error({ err, job_id: job.id, kind: job.kind }, 'job failed its last attempt')
       if (job.kind in delivery.handlers) await delivery.giveUp(job.payload, err)

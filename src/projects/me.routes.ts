@@ -35,8 +35,8 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
     schema: {
       operationId: 'updateCurrentProject',
       tags: ['project'],
-      summary: "Set or clear the project's default notification icon",
-      description: 'default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts. Answers like GET /v1/me.',
+      summary: "Set the project's default notification icon, default time zone or quiet hours",
+      description: 'Sets the fields given, the others stay. default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts; default_timezone an IANA zone name; quiet_hours { start, end } local times or null (docs/timing.md). Answers like GET /v1/me.',
       security: [{ apiKey: [] }],
       body: UpdateMeBody,
       response: { 200: MeResponse, 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },

@@ -2,17 +2,20 @@
 // (no VAPID private key, no key hashes).
 import type { Config } from '../platform/config.ts'
 import type { Database, Queryable } from '../platform/db/database.ts'
-import { AppError } from '../platform/errors.ts'
+import { AppError, invalidField } from '../platform/errors.ts'
 import type { AuthedProject } from './project-auth.ts'
 import { resolveDefaultIcon } from './admin.service.ts'
 import type { MeResponse, UpdateMeBody } from './me.schemas.ts'
-import { updateProject } from './projects.store.ts'
+import { findProjectById, updateProject } from './projects.store.ts'
+import { findTimingSettings, updateTimingSettings, type TimingSettings } from './timing-settings.store.ts'
+import { canonicalZone, secondsOfDay } from '../broadcasts/local-time.ts'
 import { projectUsage } from './usage.store.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
 
 export async function describeProject(q: Queryable, project: AuthedProject): Promise<MeResponse> {
   const usage = await projectUsage(q, project.id)
+  const timing = await findTimingSettings(q, project.id)
   // Fields picked one by one: a column added to projects later stays private until listed here.
   return {
     project: {
@@ -22,6 +25,8 @@ export async function describeProject(q: Queryable, project: AuthedProject): Pro
       vapid_public: project.vapid_public,
       plan: project.plan,
       default_icon: project.default_icon,
+      default_timezone: timing?.default_timezone ?? 'UTC',
+      quiet_hours: timing?.quiet_hours ?? null,
       limits: project.effectiveLimits,
       usage,
     },
@@ -31,15 +36,42 @@ export async function describeProject(q: Queryable, project: AuthedProject): Pro
 /**
  * PATCH /v1/me: the project's default icon, with the same checks and hosting
  * as the operator's PATCH /admin/v1/projects/:id (a data URL is stored first,
- * so a refused icon changes nothing).
+ * so a refused icon changes nothing), its default time zone and its quiet
+ * hours (docs/timing.md). Every field is checked before anything is written.
  */
 export async function updateOwnProject(db: Database, config: Config, audit: AuditContext, project: AuthedProject, body: UpdateMeBody): Promise<MeResponse> {
-  const defaultIcon = body.default_icon === null ? null : await resolveDefaultIcon(db, config, body.default_icon)
+  const timing = checkTimingSettings(body)
+  const defaultIcon = body.default_icon === undefined ? undefined : body.default_icon === null ? null : await resolveDefaultIcon(db, config, body.default_icon)
+  const fields = Object.keys(body).sort()
   const row = await db.transaction(async (tx) => {
-    const updated = await updateProject(tx, project.id, { default_icon: defaultIcon })
+    const updated = defaultIcon === undefined ? await findProjectById(tx, project.id) : await updateProject(tx, project.id, { default_icon: defaultIcon })
     if (!updated) throw new AppError('project_not_found')
-    await recordAudit(tx, { projectId: project.id, context: audit, action: 'project.update', target: { type: 'project', id: project.id }, details: { fields: ['default_icon'], default_icon: defaultIcon } })
+    if (timing.default_timezone !== undefined || timing.quiet_hours !== undefined) await updateTimingSettings(tx, project.id, timing)
+    const details = {
+      fields,
+      ...(defaultIcon !== undefined ? { default_icon: defaultIcon } : {}),
+      ...(timing.default_timezone !== undefined ? { default_timezone: timing.default_timezone } : {}),
+      ...(timing.quiet_hours !== undefined ? { quiet_hours: timing.quiet_hours } : {}),
+    }
+    await recordAudit(tx, { projectId: project.id, context: audit, action: 'project.update', target: { type: 'project', id: project.id }, details })
     return updated
   })
   return describeProject(db, { ...project, default_icon: row.default_icon })
+}
+
+/** default_timezone an IANA zone (canonical), quiet hours a window of some length: 400 naming the field otherwise. */
+function checkTimingSettings(body: UpdateMeBody): Partial<TimingSettings> {
+  const settings: Partial<TimingSettings> = {}
+  if (body.default_timezone !== undefined) {
+    const zone = canonicalZone(body.default_timezone)
+    if (!zone) throw invalidField('default_timezone', `"${body.default_timezone}" is not an IANA time zone name (such as Europe/Paris or America/New_York)`)
+    settings.default_timezone = zone
+  }
+  if (body.quiet_hours !== undefined) {
+    if (body.quiet_hours !== null && secondsOfDay(body.quiet_hours.start) === secondsOfDay(body.quiet_hours.end)) {
+      throw invalidField('quiet_hours.end', 'must differ from start (an empty window and a whole day look the same)')
+    }
+    settings.quiet_hours = body.quiet_hours
+  }
+  return settings
 }

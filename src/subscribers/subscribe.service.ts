@@ -10,7 +10,7 @@ import { checkPushEndpoint } from '../platform/outbound/url-policy.ts'
 import { joinGroups } from '../groups/groups.store.ts'
 import { TAGS_MAX, type SubscribeBody, type UnsubscribeBody } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
-import { tooManyTags } from './subscribers.service.ts'
+import { checkTimezone, tooManyTags } from './subscribers.service.ts'
 
 /**
  * Stores the subscription and returns its id: a new row, or the project's
@@ -27,6 +27,7 @@ import { tooManyTags } from './subscribers.service.ts'
 export async function subscribe(db: Database, config: Config, project: AuthedProject, body: SubscribeBody): Promise<string> {
   const refused = checkPushEndpoint(body.endpoint, config)
   if (refused) throw invalidField('endpoint', refused)
+  const timezone = checkTimezone(body.timezone)
   const groupIds = (body.group_ids ?? []).filter((id) => isId('grp', id))
   const cap = project.effectiveLimits.subscribers
 
@@ -45,6 +46,7 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
       auth: body.keys.auth,
       external_id: body.external_id,
       tags: body.tags,
+      timezone,
     })
     // Only a repeat can pass the cap (the schema bounds what is sent); the throw rolls the upsert back.
     if (tagCount > TAGS_MAX) throw tooManyTags(tagCount)

@@ -81,6 +81,13 @@ export const ProjectHeaders = Type.Object({
 })
 
 // Extra fields are allowed: PushSubscription.toJSON() also carries expirationTime.
+/** An IANA time zone name (checked against the runtime's time zone database by the service: 400 naming the field otherwise). */
+export const Timezone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'IANA time zone name, such as Europe/Paris (what Intl.DateTimeFormat().resolvedOptions().timeZone gives); offsets such as +02:00 are refused.',
+})
+
 export const SubscribeBody = Type.Object({
   endpoint: Type.String({ format: 'uri', maxLength: ENDPOINT_MAX, description: 'The push service URL the browser handed back.' }),
   keys: Type.Object({
@@ -98,6 +105,9 @@ export const SubscribeBody = Type.Object({
     TagValue,
     'Tags to set (see Subscriber.tags). On a repeat subscribe they are merged into the stored ones (the keys given win, the others stay), so a page never wipes tags the server set. 400 when the result would hold more than 50 keys.',
   )),
+  timezone: Type.Optional(Type.Union([Timezone, Type.Null()], {
+    description: "The browser's IANA time zone (the SDK sends it), used by local-time delivery and quiet hours (docs/timing.md). Omitted: kept as it is on a repeat subscribe. null: cleared (the project's default_timezone applies).",
+  })),
 })
 export type SubscribeBody = Static<typeof SubscribeBody>
 
@@ -119,6 +129,7 @@ export const Subscriber = Type.Object({
   created_at: Type.Integer({ description: 'Unix ms' }),
   last_seen_at: Type.Integer({ description: 'Unix ms: the last subscribe from this browser (the first, or a repeat that refreshed it).' }),
   source: SubscriberSource,
+  timezone: Type.Union([Type.String(), Type.Null()], { description: "IANA time zone; null when unknown (the project's default_timezone applies)." }),
 })
 export type Subscriber = Static<typeof Subscriber>
 
@@ -165,10 +176,11 @@ export type EraseByEndpointBody = Static<typeof EraseByEndpointBody>
 
 /** PATCH bodies: null removes a key (merge), or is left out (replace). */
 export const TagsPatchBody = Type.Object({
-  tags: tagsSchema(
+  tags: Type.Optional(tagsSchema(
     Type.Union([TagValue, Type.Null()]),
-    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out).',
-  ),
+    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out). Omitted: the tags stay as they are (give tags, timezone or both).',
+  )),
+  timezone: Type.Optional(Type.Union([Timezone, Type.Null()], { description: "Sets the subscriber's IANA time zone; null clears it (the project's default_timezone applies). Omitted: unchanged." })),
   merge: Type.Optional(Type.Boolean({ default: false, description: 'true: merge into the stored tags. Default false: replace them.' })),
 }, { additionalProperties: false })
 export type TagsPatchBody = Static<typeof TagsPatchBody>

@@ -1,5 +1,5 @@
 // The /v1/subscribers resource (decisions.md §3): read and erase.
-import type { Database } from '../platform/db/database.ts'
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError, invalidField } from '../platform/errors.ts'
 import { isId } from '../platform/ids.ts'
 import { PAGE_LIMIT_DEFAULT, TAGS_MAX, type ListSubscribersQuery, type Subscriber, type TagsPatchBody } from './subscribers.schemas.ts'
@@ -8,6 +8,7 @@ import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit, type AuditEntry } from '../audit/audit.store.ts'
 import { maskEndpoint } from '../access/masking.ts'
+import { canonicalZone } from '../broadcasts/local-time.ts'
 
 /** Whether the caller may see push endpoints whole (access.ts SEES_PUSH_ENDPOINTS); masked otherwise. */
 export interface SubscriberView { endpoints: boolean }
@@ -24,6 +25,7 @@ function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Su
     created_at: row.created_at.getTime(),
     last_seen_at: row.last_seen_at.getTime(),
     source: row.source,
+    timezone: row.timezone,
   }
 }
 
@@ -96,9 +98,42 @@ export async function eraseByExternalId(db: Database, audit: AuditContext, proje
   })
 }
 
-/** The tag keys a PATCH set, never their values (which may be personal: a plan, a city). */
+/** The tag keys a PATCH set, never their values (which may be personal: a plan, a city), nor the zone itself (where someone lives). */
 function tagsEntry(projectId: string, audit: AuditContext, target: AuditEntry['target'], body: TagsPatchBody, count: number): AuditEntry {
-  return { projectId, context: audit, action: 'subscriber.tags', target, details: { keys: Object.keys(body.tags).slice(0, 50), merge: body.merge ?? false, count } }
+  return {
+    projectId,
+    context: audit,
+    action: 'subscriber.tags',
+    target,
+    details: {
+      keys: Object.keys(body.tags ?? {}).slice(0, 50),
+      merge: body.merge ?? false,
+      count,
+      ...(body.timezone !== undefined ? { timezone: body.timezone === null ? 'cleared' : 'set' } : {}),
+    },
+  }
+}
+
+/** The PATCH's timezone, canonical (400 naming the field when it is no IANA zone); undefined when not given. */
+export function checkTimezone(timezone: string | null | undefined, path = 'timezone'): string | null | undefined {
+  if (timezone === undefined || timezone === null) return timezone
+  const zone = canonicalZone(timezone)
+  if (!zone) throw invalidField(path, `"${timezone.slice(0, 64)}" is not an IANA time zone name (such as Europe/Paris or America/New_York)`)
+  return zone
+}
+
+/** Sets what a PATCH gives (tags, timezone) on the subscribers owner names; the ids changed, and the most tags one holds. */
+async function applyPatch(tx: Queryable, projectId: string, owner: store.TagsOwner, body: TagsPatchBody): Promise<string[]> {
+  if (body.tags === undefined && body.timezone === undefined) throw invalidField('tags', 'give tags, timezone or both')
+  const timezone = checkTimezone(body.timezone)
+  let ids: string[] = []
+  if (body.tags !== undefined) {
+    const changed = await store.setTags(tx, projectId, owner, body.tags, body.merge ?? false)
+    checkTagCounts(changed)
+    ids = changed.map((row) => row.id)
+  }
+  if (timezone !== undefined) ids = await store.setTimezone(tx, projectId, owner, timezone)
+  return ids
 }
 
 /** 400 on `tags` when a merge would leave a subscriber with more keys than the cap. */
@@ -115,9 +150,8 @@ function checkTagCounts(rows: Array<{ tag_count: number }>): void {
 export async function patchTags(db: Database, audit: AuditContext, projectId: string, id: string, body: TagsPatchBody, view: SubscriberView): Promise<Subscriber> {
   if (!isId('sub', id)) throw notFound(id)
   const row = await db.transaction(async (tx) => {
-    const changed = await store.setTags(tx, projectId, { id }, body.tags, body.merge ?? false)
+    const changed = await applyPatch(tx, projectId, { id }, body)
     if (changed.length === 0) throw notFound(id)
-    checkTagCounts(changed)
     await recordAudit(tx, tagsEntry(projectId, audit, { type: 'subscriber', id }, body, 1))
     return store.findSubscriber(tx, projectId, id)
   })
@@ -131,9 +165,8 @@ export async function patchTags(db: Database, audit: AuditContext, projectId: st
  */
 export async function patchTagsByExternalId(db: Database, audit: AuditContext, projectId: string, externalId: string, body: TagsPatchBody): Promise<number> {
   return db.transaction(async (tx) => {
-    const changed = await store.setTags(tx, projectId, { externalId }, body.tags, body.merge ?? false)
+    const changed = await applyPatch(tx, projectId, { externalId }, body)
     if (changed.length === 0) throw new AppError('subscriber_not_found', `No subscriber with external_id ${externalId} in this project.`)
-    checkTagCounts(changed)
     await recordAudit(tx, tagsEntry(projectId, audit, { type: 'external_id', id: externalId }, body, changed.length))
     return changed.length
   })

@@ -69,6 +69,7 @@ describe('GET /v1/subscribers/:sid', () => {
       created_at: expect.any(Number),
       last_seen_at: expect.any(Number),
       source: 'subscribe',
+      timezone: null,
     })
     expect(got.created_at).toBeGreaterThanOrEqual(before - 1000)
     expect(got.created_at).toBeLessThanOrEqual(Date.now() + 1000)
