@@ -13,6 +13,9 @@ describe('IANA zone names', () => {
     expect(canonicalZone('Europe/Paris')).toBe('Europe/Paris')
     expect(canonicalZone('europe/paris')).toBe('Europe/Paris')
     expect(canonicalZone('UTC')).toBe('UTC')
+    expect(canonicalZone('utc')).toBe('UTC')
+    // An alias stays as written (the runtime lists Asia/Calcutta).
+    expect(canonicalZone('Asia/Kolkata')).toBe('Asia/Kolkata')
     expect(canonicalZone('+02:00')).toBeNull()
     expect(canonicalZone('Mars/Olympus_Mons')).toBeNull()
     expect(canonicalZone('')).toBeNull()

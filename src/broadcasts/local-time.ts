@@ -16,17 +16,20 @@ export const LOCAL_DATE_PATTERN = '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3
 export const PAST_MODES = ['next_day', 'now', 'skip'] as const
 export type PastMode = (typeof PAST_MODES)[number]
 
+/** The runtime's zone names by lower case, to give a name its usual spelling ("europe/paris" → "Europe/Paris"). */
+let spellings: Map<string, string> | null = null
+
 /**
- * The zone's canonical IANA name ("europe/paris" → "Europe/Paris"), or null
- * when it is no IANA zone (offsets such as "+02:00" and made-up names included).
+ * The zone's name as Herald stores it, or null when it is no IANA zone
+ * (offsets such as "+02:00" and made-up names included). A name the runtime
+ * lists gets its spelling; another valid one (an alias such as Asia/Kolkata,
+ * which the runtime lists as Asia/Calcutta) is kept as given, never swapped
+ * for a name the customer did not write.
  */
 export function canonicalZone(name: string): string | null {
   if (name.length === 0 || name.length > TIMEZONE_MAX || !IANAZone.isValidZone(name)) return null
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone
-  } catch {
-    return null
-  }
+  spellings ??= new Map(['UTC', ...Intl.supportedValuesOf('timeZone')].map((zone) => [zone.toLowerCase(), zone]))
+  return spellings.get(name.toLowerCase()) ?? name
 }
 
 /** A wall-clock date and time, seconds of the day from midnight. */
