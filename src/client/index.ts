@@ -11,6 +11,7 @@ import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPat
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
+import type { MeResponse, UpdateMeBody } from '../projects/me.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -39,6 +40,9 @@ export type ApiKey = ApiKeyView
 export type CreateApiKeyRequest = CreateApiKeyBody
 /** A new key: the only answer that holds `api_key`. */
 export type NewApiKey = CreatedApiKey
+/** GET /v1/me: the key's project, with its default time zone and quiet hours. */
+export type Project = MeResponse['project']
+export type UpdateProjectRequest = UpdateMeBody
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -64,6 +68,8 @@ export const ROUTES = {
   listApiKeys: ['GET', '/v1/api-keys'],
   createApiKey: ['POST', '/v1/api-keys'],
   revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
+  getCurrentProject: ['GET', '/v1/me'],
+  updateCurrentProject: ['PATCH', '/v1/me'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -180,6 +186,13 @@ export function createHeraldClient(options: HeraldClientOptions) {
       /** The same for every device of one user; resolves to how many were updated (404 subscriber_not_found when none). */
       setTagsByExternalId: async (externalId: string, body: SetTagsRequest) =>
         (await call<Static<typeof Updated>>('setUserTags', { params: { external_id: externalId }, body })).updated,
+      /** Sets the subscriber's IANA time zone (null clears it: the project's default applies); resolves to the updated subscriber. */
+      setTimezone: (sid: string, timezone: string | null) => call<Subscriber>('setSubscriberTags', { params: { sid }, body: { timezone } }),
+    },
+    /** The key's project (GET /v1/me) and its settings: default icon, default time zone, quiet hours (PATCH /v1/me). */
+    project: {
+      get: async () => (await call<MeResponse>('getCurrentProject')).project,
+      update: async (body: UpdateProjectRequest) => (await call<MeResponse>('updateCurrentProject', { body })).project,
     },
     auditLog: {
       /** One page of the project's audit log, newest first (a full API key, or an owner's or admin's session). */
