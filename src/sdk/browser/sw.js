@@ -182,6 +182,7 @@
     var body = { endpoint: json.endpoint, keys: json.keys, group_ids: state.group_ids || [] }
     if (state.external_id) body.external_id = state.external_id
     if (state.tags) body.tags = state.tags
+    if (state.timezone) body.timezone = state.timezone
     return fetch(BASE_URL + '/v1/subscribe?project=' + encodeURIComponent(state.project), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
