@@ -124,6 +124,7 @@ async function renderDetail(view, session, id, flash) {
           : h('span', { class: 'mono break' }, subscriber.endpoint)),
         row('Subscribed', formatTime(subscriber.created_at)),
         row('Last seen', formatTime(subscriber.last_seen_at)),
+        row('Time zone', subscriber.timezone ?? `— (the project's, ${session.me.default_timezone})`),
       ),
     ),
     h('section', { class: 'card', 'aria-labelledby': 'groups-title' }, h('h2', { id: 'groups-title' }, 'Groups'), memberships, addForm),
