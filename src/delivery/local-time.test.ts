@@ -98,6 +98,12 @@ describe('settings and subscriber zones through the API', () => {
     expect(changed.statusCode).toBe(200)
     expect([changed.json().timezone, changed.json().tags]).toEqual(['America/New_York', {}])
     expect((await patch(p, { timezone: null })).json().timezone).toBeNull()
+    // Every device of one user at once.
+    const user = await subscribeBrowser(t, p, push, { external_id: 'traveller', timezone: 'Asia/Tokyo' })
+    const byUser = await t.app.inject({ method: 'PATCH', url: '/v1/subscribers/by-external-id/traveller', headers: p.auth, payload: { timezone: 'Europe/Paris' } })
+    expect(byUser.json()).toEqual({ updated: 1 })
+    expect((await t.app.inject({ method: 'GET', url: `/v1/subscribers/${user.id}`, headers: p.auth })).json().timezone).toBe('Europe/Paris')
+    expect((await t.app.inject({ method: 'PATCH', url: '/v1/subscribers/by-external-id/traveller', headers: b.auth, payload: { timezone: 'UTC' } })).statusCode).toBe(404)
     // A repeat subscribe without a zone keeps the stored one; with one, sets it.
     await patch(p, { timezone: 'Asia/Kolkata' })
     await t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${p.id}`, payload: { endpoint: s.endpoint, keys: s.keys } })
