@@ -21,7 +21,8 @@ let b: TestProject
 
 beforeAll(async () => {
   push = await startPushService()
-  t = await createTestApp({ HERALD_SCHEDULER_INTERVAL_MS: '50', HERALD_ENCRYPT_THREADS: '1' }, { worker: true })
+  // Batches of one: every wave is a chain of several jobs, each passing the wave on to the next.
+  t = await createTestApp({ HERALD_SCHEDULER_INTERVAL_MS: '50', HERALD_ENCRYPT_THREADS: '1', HERALD_FANOUT_BATCH_SIZE: '1' }, { worker: true })
   b = await t.project({ plan: 'plus', name: 'Other' })
 }, 60_000)
 afterAll(async () => {
@@ -210,6 +211,15 @@ describe('real pushes at their local time', () => {
     expect(view.delivered + view.waiting[0].count).toBe(view.audience)
     expect(view.pending).toBe(1)
     expect(view.deliver_at_local).toBe(utcClock(instant))
+    // The wave that waits is a job row due at its instant: a restart or a crash meanwhile loses nothing.
+    const jobs = await t.ctx.db.query<{ run_at: Date; payload_version: number; zones: string[] }>(
+      `SELECT run_at, payload_version, ARRAY(SELECT jsonb_array_elements_text(payload -> 'wave' -> 'zones')) AS zones
+         FROM jobs WHERE kind = 'push_batch' AND payload ->> 'broadcast_id' = $1 AND run_at > now()`,
+      [id],
+    )
+    expect(jobs.rows.map((j) => ({ at: j.run_at.getTime(), version: j.payload_version, zones: j.zones }))).toEqual([
+      { at: view.waiting[0].at, version: 2, zones: ['Asia/Kolkata'] },
+    ])
 
     const stopped = await t.app.inject({ method: 'POST', url: `/v1/broadcasts/${id}/stop`, headers: p.auth })
     expect(stopped.statusCode).toBe(200)
@@ -217,6 +227,23 @@ describe('real pushes at their local time', () => {
     expect([after.status, after.waiting, after.delivered]).toEqual(['canceled', [], 1])
     // Another project's key sees nothing of it.
     expect((await t.app.inject({ method: 'GET', url: `/v1/broadcasts/${id}`, headers: b.auth })).statusCode).toBe(404)
+  })
+
+  it("past: now sends at once where the date's time has passed, the rest at their instant; the broadcast ends sent once every wave is done", async () => {
+    const p = await t.project({ plan: 'plus' })
+    const soon = await subscribeIn(p, 'UTC')
+    const passed = await subscribeIn(p, 'Asia/Kolkata') // that date and time came 5.5 h ago there
+    const instant = Date.now() + 1500
+    const due = Math.floor(instant / 1000) * 1000
+    const id = await send(t, p, {
+      target: { type: 'all' }, notification, deliver_at_local: utcClock(instant), deliver_on: new Date(instant).toISOString().slice(0, 10), past: 'now',
+    })
+    const done = await waitForBroadcast(t, p, id)
+    expect([done.status, done.delivered, done.audience]).toEqual(['sent', 2, 2])
+    expect(push.receivedFor(passed.endpoint)[0].at).toBeLessThan(due)
+    expect(push.receivedFor(soon.endpoint)[0].at).toBeGreaterThanOrEqual(due)
+    const view = await broadcastView(p, id)
+    expect([view.waiting, view.skipped, view.past]).toEqual([[], 0, 'now'])
   })
 
   it('quiet hours hold one zone until they end and let the other through; urgency high and ignore_quiet_hours go through', async () => {
