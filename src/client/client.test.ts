@@ -203,6 +203,13 @@ describe('herald/client', () => {
   })
 
   it('time zones: project settings, a subscriber zone, a local-time send whose waves show in the view (issue 24)', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { components?: unknown; paths: Record<string, Record<string, unknown>> }
+    const sendBody = JSON.stringify(doc.paths['/v1/send'].post)
+    for (const field of ['deliver_at_local', 'deliver_on', 'past', 'ignore_quiet_hours']) expect(sendBody).toContain(`"${field}"`)
+    const view = JSON.stringify(doc.paths['/v1/broadcasts/{id}'].get)
+    for (const field of ['waiting', 'held', 'skipped']) expect(view).toContain(`"${field}"`)
+    expect(JSON.stringify(doc.paths['/v1/me'])).toContain('"quiet_hours"')
+    expect(JSON.stringify(doc.paths['/v1/subscribers/{sid}'])).toContain('"timezone"')
     const before = await client.project.get()
     expect([before.default_timezone, before.quiet_hours]).toEqual(['UTC', null])
     const after = await client.project.update({ default_timezone: 'Europe/Paris', quiet_hours: { start: '22:00', end: '07:30' } })
