@@ -41,7 +41,8 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   // Every domain's job kinds, each with its handler.
   const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...auditJobHandlers(ctx.db, config.auditRetentionDays), ...healthJobHandlers(ctx.db) }
   const worker = new JobWorker(ctx.db, handlers, {
-    // Fan-out renders personalized broadcasts (issue 24), whose jobs are version 2.
+    // Version 2 (issue 24): fan-out renders personalized broadcasts, and plans local-time waves
+    // (delivery/waves.ts); a worker of 0.2.0 leaves such jobs to this release.
     payloadVersions: { fire_broadcast: PERSONALIZED_PAYLOAD_VERSION, fanout_broadcast: PERSONALIZED_PAYLOAD_VERSION, push_batch: PERSONALIZED_PAYLOAD_VERSION, push_retry: PERSONALIZED_PAYLOAD_VERSION },
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,

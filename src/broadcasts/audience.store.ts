@@ -39,6 +39,38 @@ export async function countAudience(q: Queryable, projectId: string, target: Aud
   return result.rows[0].n
 }
 
+/**
+ * A wave of a broadcast sent by local time (delivery/waves.ts): only the
+ * subscribers whose zone (their own, or the project's default when they have
+ * none, as it was when the waves were planned) is one of `zones`.
+ */
+export interface ZoneFilter {
+  zones: string[]
+  default_zone: string
+}
+
+/** The audience condition narrowed to a wave's zones, when there is one. */
+function waveCondition(projectId: string, target: AudienceTarget, wave: ZoneFilter | undefined): { sql: string; params: unknown[] } {
+  const where = audienceCondition(projectId, target)
+  if (!wave) return where
+  const n = where.params.length
+  return {
+    sql: `${where.sql} AND COALESCE(s.timezone, $${n + 1}::text) = ANY($${n + 2}::text[])`,
+    params: [...where.params, wave.default_zone, wave.zones],
+  }
+}
+
+/** The audience counted by zone (the project's default for subscribers without one): how fan-out plans local-time waves. */
+export async function audienceByZone(q: Queryable, projectId: string, target: AudienceTarget, defaultZone: string): Promise<Array<{ zone: string; count: number }>> {
+  const where = audienceCondition(projectId, target)
+  const n = where.params.length
+  const result = await q.query<{ zone: string; count: number }>(
+    `SELECT COALESCE(s.timezone, $${n + 1}::text) AS zone, count(*)::int AS count FROM subscribers s WHERE ${where.sql} GROUP BY 1 ORDER BY 1`,
+    [...where.params, defaultZone],
+  )
+  return result.rows
+}
+
 /** What sending to a subscriber needs (Recipient). */
 const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service'
 /** And a personalized broadcast's variables: read only for those, so a broadcast without variables reads what it did. */
@@ -57,8 +89,8 @@ function columns(profile: boolean): string {
  * as on the embedded database, which has no autovacuum) off the index's
  * order: all 200,000 rows read and sorted, 400 ms before the first push.
  */
-export async function nextAudience(q: Queryable, projectId: string, target: AudienceTarget, after: string | null, limit: number, profile = false): Promise<Recipient[]> {
-  const where = audienceCondition(projectId, target)
+export async function nextAudience(q: Queryable, projectId: string, target: AudienceTarget, after: string | null, limit: number, profile = false, wave?: ZoneFilter): Promise<Recipient[]> {
+  const where = waveCondition(projectId, target, wave)
   const n = where.params.length
   const result = await q.query<Recipient>(
     `SELECT ${columns(profile)} FROM subscribers s
@@ -89,8 +121,9 @@ export async function audienceSlice(
   after: string | null,
   through: string,
   profile = false,
+  wave?: ZoneFilter,
 ): Promise<Recipient[]> {
-  const where = audienceCondition(projectId, target)
+  const where = waveCondition(projectId, target, wave)
   const n = where.params.length
   const result = await q.query<Recipient>(
     `SELECT ${columns(profile)} FROM subscribers s

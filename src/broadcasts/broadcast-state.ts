@@ -26,6 +26,7 @@ import type { ProjectKeys } from '../projects/projects.store.ts'
 import { PUSH_SERVICES, type PushService } from '../subscribers/subscribers.schemas.ts'
 import type { FailReason } from './broadcasts.schemas.ts'
 import type { BroadcastRow, BroadcastStatus } from './broadcasts.store.ts'
+import type { WaveInputs } from '../delivery/waves.ts'
 
 /** The broadcast columns fan-out reads: a slice of the broadcasts row type, not a copy of it. */
 export type SendingBroadcast = Pick<
@@ -160,6 +161,35 @@ export async function addPendingBatch(q: Queryable, id: string): Promise<void> {
 /** The last slice of the audience has been handed to a batch: once the outstanding batches are done, so is the broadcast. */
 export async function markPlanningDone(q: Queryable, id: string): Promise<void> {
   await q.query('UPDATE broadcasts SET planning_done = true WHERE id = $1', [id])
+}
+
+/**
+ * A broadcast sent in waves (delivery/waves.ts) starts with one outstanding
+ * batch per wave (each wave's first, enqueued with it) and `waves` chains to
+ * plan; `skipped` subscribers are not pushed at all (past: "skip"). With no
+ * wave left it is over at once.
+ */
+export async function startWaves(q: Queryable, id: string, waves: number, skipped: number): Promise<void> {
+  await q.query(
+    'UPDATE broadcasts SET pending_batches = $2, waves_left = $2, planning_done = ($2 = 0), skipped = $3 WHERE id = $1',
+    [id, waves, skipped],
+  )
+  if (waves === 0) await finish(q, id)
+}
+
+/** A wave's last slice has been handed to a batch: once every wave's has, planning is done. */
+export async function markWavePlanned(q: Queryable, id: string): Promise<void> {
+  await q.query('UPDATE broadcasts SET waves_left = waves_left - 1, planning_done = (waves_left <= 1) WHERE id = $1', [id])
+}
+
+/** What planning a broadcast's waves needs: its timing and its project's zone and quiet hours. */
+export async function findWaveInputs(q: Queryable, id: string): Promise<WaveInputs | null> {
+  const result = await q.query<WaveInputs>(
+    `SELECT b.project_id, b.target, b.urgency, b.timing, p.default_timezone, p.quiet_hours
+       FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+    [id],
+  )
+  return result.rows[0] ?? null
 }
 
 /** A throttled broadcast's time slot for some pushes (epoch ms, by the database's clock). */

@@ -4,6 +4,7 @@
 import { Type, type Static } from 'typebox'
 import { PushService } from '../subscribers/subscribers.schemas.ts'
 import type { SegmentFilter } from './segment-filter.ts'
+import { LOCAL_DATE_PATTERN, LOCAL_TIME_PATTERN, PAST_MODES } from './local-time.ts'
 
 const EXTERNAL_ID = '^[A-Za-z0-9_-]+$'
 const TOPIC = '^[A-Za-z0-9_-]+$'
@@ -211,6 +212,32 @@ export const SendBody = Type.Object(
           'a scheduled broadcast keeps it when it fires). Spreads the clicks a big audience sends to your site. Default: as fast as Herald goes.',
       }),
     ),
+    deliver_at_local: Type.Optional(
+      Type.String({
+        pattern: LOCAL_TIME_PATTERN,
+        description:
+          "Local-time delivery (docs/timing.md): each subscriber gets the push when the clocks of their time zone show this time, HH:MM or HH:MM:SS " +
+          "(the subscriber's timezone, or the project's default_timezone when they have none). With deliver_on, on that date; without, the next time it comes " +
+          '(today if still ahead there, else tomorrow). Plus plan or higher; not with scheduled_at. A time the clocks skip (spring forward) is the first instant after the jump; ' +
+          'a time that happens twice (fall back) is the earlier one.',
+      }),
+    ),
+    deliver_on: Type.Optional(
+      Type.String({
+        pattern: LOCAL_DATE_PATTERN,
+        description: 'With deliver_at_local: the local date, YYYY-MM-DD, from yesterday (UTC) to 90 days ahead. Where it has already passed, past says what happens.',
+      }),
+    ),
+    past: Type.Optional(
+      Type.Enum([...PAST_MODES], {
+        description:
+          'With deliver_on: for subscribers whose deliver_on at deliver_at_local has already passed when the broadcast starts. next_day (default): the same time on the next day it lies ahead; ' +
+          'now: at once; skip: not at all (counted in the broadcast\'s skipped).',
+      }),
+    ),
+    ignore_quiet_hours: Type.Optional(
+      Type.Boolean({ default: false, description: "true: the project's quiet hours do not hold this send's pushes (as urgency high). Default false." }),
+    ),
     dry_run: Type.Optional(
       Type.Boolean({
         default: false,
@@ -343,6 +370,22 @@ export const BroadcastView = Type.Object({
       'Unix ms when a throttled broadcast should have pushed to its whole audience (its audience at the throttled rate, from when it fires; ' +
       'while sending, from the slots still to hand out); null when not throttled or once it is over.',
   }),
+  deliver_at_local: NullableString,
+  deliver_on: NullableString,
+  past: Type.Union([Type.Enum([...PAST_MODES]), Type.Null()], { description: "The send's past; null when it gave none (next_day applies with a deliver_on)." }),
+  ignore_quiet_hours: Type.Boolean(),
+  waiting: Type.Array(
+    Type.Object({
+      at: Type.Integer({ description: 'Unix ms: when these pushes are due.' }),
+      reason: Type.Union([Type.Literal('local_time'), Type.Literal('quiet_hours')], {
+        description: "local_time: waiting for deliver_at_local in their zone; quiet_hours: held until the project's quiet hours end in their zone.",
+      }),
+      count: Type.Integer({ minimum: 0, description: 'Subscribers in this wave when it was planned.' }),
+    }),
+    { description: 'While sending: the pushes not yet started, by due time, earliest first; their counts are part of pending. [] otherwise.' },
+  ),
+  held: Type.Integer({ minimum: 0, description: "Of waiting, those held by the project's quiet hours." }),
+  skipped: Type.Integer({ minimum: 0, description: 'Subscribers not pushed because their local time had passed (past: skip); not in audience.' }),
   /** Why a failed broadcast failed (e.g. the monthly cap at fire time); null otherwise. */
   failure_reason: NullableString,
   scheduled_at: NullableTime,

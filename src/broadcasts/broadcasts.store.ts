@@ -2,6 +2,7 @@
 import type { Queryable } from '../platform/db/database.ts'
 import type { NotificationAction, Target } from './broadcasts.schemas.ts'
 import type { Personalization } from '../templates/personalization.ts'
+import type { Timing } from './local-time.ts'
 
 export type BroadcastStatus = 'scheduled' | 'pending' | 'sending' | 'sent' | 'failed' | 'canceled'
 
@@ -58,6 +59,10 @@ export interface BroadcastRow {
   last_error_at: Date | null
   failure_reason: string | null
   throttle_per_minute: number | null
+  /** The send's local-time delivery and quiet-hours choice (migration 0029); null when it gave none. */
+  timing: Timing | null
+  /** Subscribers not pushed because their local time had passed (past: skip). */
+  skipped: number
   scheduled_at: Date | null
   started_at: Date | null
   finished_at: Date | null
@@ -68,12 +73,14 @@ export interface BroadcastRow {
 export interface BroadcastRecord extends BroadcastRow {
   next_attempt_at: Date | null
   expected_finish_at: Date | null
+  /** While sending: its waves not started yet (broadcast_waves), by due time. */
+  waiting: Array<{ at: number; reason: 'local_time' | 'quiet_hours'; count: number }>
 }
 
 export type NewBroadcast = Pick<
   BroadcastRow,
   | 'id' | 'project_id' | 'status' | 'source' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions'
-  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute' | 'personalization'
+  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute' | 'personalization' | 'timing'
 >
 
 const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
@@ -83,7 +90,7 @@ const COLUMNS = `id, project_id, status, source, target, title, body, icon, imag
   apple_delivered, apple_failed, apple_retrying, wns_delivered, wns_failed, wns_retrying,
   other_delivered, other_failed, other_retrying,
   last_error_status, last_error_reason, last_error_push_service, last_error_at,
-  failure_reason, throttle_per_minute, scheduled_at, started_at, finished_at, created_at`
+  failure_reason, throttle_per_minute, timing, skipped, scheduled_at, started_at, finished_at, created_at`
 
 /**
  * When the broadcast's next retry is due: the earliest of its queued
@@ -110,21 +117,29 @@ const EXPECTED_FINISH_AT = `CASE WHEN b.throttle_per_minute IS NOT NULL THEN
     END
   END AS expected_finish_at`
 
+/** A sending broadcast's waves not started yet (delivery/waves.ts), summed by due time and reason. */
+const WAITING = `CASE WHEN b.status = 'sending' AND b.waves_left + b.pending_batches > 0 THEN
+    (SELECT COALESCE(jsonb_agg(jsonb_build_object('at', w.at, 'reason', w.reason, 'count', w.count) ORDER BY w.at, w.reason), '[]'::jsonb)
+       FROM (SELECT (extract(epoch FROM due_at) * 1000)::bigint AS at, reason, sum(planned)::int AS count FROM broadcast_waves
+              WHERE broadcast_id = b.id AND NOT started AND reason <> 'now' GROUP BY due_at, reason) w)
+    ELSE '[]'::jsonb END AS waiting`
+
 export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<void> {
   await q.query(
     `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, icon, image, url, ttl, urgency, topic,
-                             audience, reserved, scheduled_at, actions, throttle_per_minute, personalization)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+                             audience, reserved, scheduled_at, actions, throttle_per_minute, personalization, timing)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
     [
       row.id, row.project_id, row.status, row.source, JSON.stringify(row.target), row.title, row.body, row.icon,
       row.image, row.url, row.ttl, row.urgency, row.topic, row.audience, row.reserved, row.scheduled_at, JSON.stringify(row.actions),
       row.throttle_per_minute, row.personalization === null ? null : JSON.stringify(row.personalization),
+      row.timing === null ? null : JSON.stringify(row.timing),
     ],
   )
 }
 
 export async function findBroadcast(q: Queryable, projectId: string, id: string): Promise<BroadcastRecord | null> {
-  const result = await q.query<BroadcastRecord>(`SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT} FROM broadcasts b WHERE project_id = $1 AND id = $2`, [projectId, id])
+  const result = await q.query<BroadcastRecord>(`SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT}, ${WAITING} FROM broadcasts b WHERE project_id = $1 AND id = $2`, [projectId, id])
   return result.rows[0] ?? null
 }
 
@@ -138,7 +153,7 @@ export interface ListOptions {
 /** Newest first, keyset-paginated on id (ids are time-ordered). */
 export async function listBroadcasts(q: Queryable, projectId: string, options: ListOptions): Promise<BroadcastRecord[]> {
   const result = await q.query<BroadcastRecord>(
-    `SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT} FROM broadcasts b
+    `SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT}, ${WAITING} FROM broadcasts b
       WHERE project_id = $1
         AND ($2::text IS NULL OR id < $2)
         AND ($3::text IS NULL OR status = $3)

@@ -15,6 +15,7 @@ import { groupExists, projectGroupIds } from '../groups/groups.store.ts'
 import { checkSegmentFilter } from './segment-filter.ts'
 import { countAudience } from './audience.store.ts'
 import { checkPushBudget, reservePushes } from './push-budget.ts'
+import { parseDate, type Timing } from './local-time.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
 import { resolveSend, type ResolvedBody } from '../templates/resolve-send.ts'
@@ -92,6 +93,44 @@ export interface CheckedSend {
   cap: number
   /** Active subscribers of the target now. */
   audience: number
+  /** Local-time delivery and the quiet-hours choice, as stored on the broadcast; null when the send gave none. */
+  timing: Timing | null
+}
+
+/** deliver_on may lie this many UTC days back: yesterday's date is still today in the zones west of UTC. */
+const DELIVER_ON_BACK_DAYS = 1
+
+/**
+ * deliver_at_local, deliver_on, past and ignore_quiet_hours (docs/timing.md):
+ * each only where it means something, deliver_on a real date within
+ * [yesterday, 90 days ahead] (UTC dates; the zones' dates are within a day
+ * of them). Local-time delivery schedules, so it needs the plan scheduling does.
+ */
+function checkTiming(project: AuthedProject, body: SendBody, now: number): Timing | null {
+  const { deliver_at_local, deliver_on, past, ignore_quiet_hours } = body
+  if (deliver_on !== undefined && deliver_at_local === undefined) throw invalidField('deliver_on', 'needs deliver_at_local (the local time on that date)')
+  if (past !== undefined && deliver_on === undefined) throw invalidField('past', 'only applies with deliver_on (without a date, the next such time is always ahead)')
+  if (deliver_at_local !== undefined) {
+    if (body.scheduled_at !== undefined) throw invalidField('deliver_at_local', 'cannot be combined with scheduled_at; give deliver_on for a later date')
+    if (!planAtLeast(project.plan, 'plus')) throw new AppError('scheduling_requires_upgrade', `Local-time delivery (deliver_at_local) needs the Plus plan or higher; this project is on ${project.plan}. ${howToLift(project.id, { plan: 'plus' })}`)
+  }
+  if (deliver_on !== undefined) {
+    const date = parseDate(deliver_on)
+    const day = Date.UTC(date.year, date.month - 1, date.day)
+    const check = new Date(day)
+    if (check.getUTCMonth() !== date.month - 1 || check.getUTCDate() !== date.day) throw invalidField('deliver_on', `${deliver_on} is not a calendar date`)
+    const today = Math.floor(now / 86_400_000) * 86_400_000
+    if (day < today - DELIVER_ON_BACK_DAYS * 86_400_000 || day > today + MAX_SCHEDULE_AHEAD_MS) {
+      throw invalidField('deliver_on', 'must lie between yesterday (UTC) and 90 days ahead')
+    }
+  }
+  if (deliver_at_local === undefined && !ignore_quiet_hours) return null
+  return {
+    ...(deliver_at_local !== undefined ? { deliver_at_local } : {}),
+    ...(deliver_on !== undefined ? { deliver_on } : {}),
+    ...(past !== undefined ? { past } : {}),
+    ...(ignore_quiet_hours ? { ignore_quiet_hours } : {}),
+  }
 }
 
 /**
@@ -135,6 +174,8 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Reso
     runAt = new Date(body.scheduled_at)
   }
 
+  const timing = checkTiming(project, body, now)
+
   const target = body.target
   if (target.type === 'group' && !(isId('grp', target.group_id) && (await groupExists(q, project.id, target.group_id)))) {
     throw new AppError('group_not_found', `No group ${target.group_id} in this project.`)
@@ -147,7 +188,7 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Reso
   // checked here, and reserved by the scheduler at fire time.
   const fireAt = runAt ?? new Date(now)
   await checkPushBudget(q, project.id, cap, audience, fireAt)
-  return { url, runAt, fireAt, cap, audience }
+  return { url, runAt, fireAt, cap, audience, timing }
 }
 
 export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body: SendBody, audit: AuditContext, options: SendOptions = {}): Promise<SendResponse> {
@@ -156,7 +197,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   const { body: resolved, personalization } = await resolveSend(db, project.id, body)
   const notification = resolved.notification
   const target = body.target
-  const { url, runAt, fireAt, cap, audience } = await checkSend(db, project, resolved, now)
+  const { url, runAt, fireAt, cap, audience, timing } = await checkSend(db, project, resolved, now)
 
   // Media last among the checks: storing a data URL is the costliest step, and
   // a send refused for any reason above stores nothing.
@@ -165,7 +206,8 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   const icon = notification.icon !== undefined ? await media('icon', notification.icon) : project.default_icon
   const image = notification.image !== undefined ? await media('image', notification.image) : null
   // Jobs of a personalized broadcast are version 2: a worker of the release before, which would send it unrendered, leaves them (docs/upgrades.md).
-  const payloadVersion = personalization ? 2 : 1
+  // Version 2: a worker of 0.2.0 would neither render variables nor wait for local times (worker.ts).
+  const payloadVersion = personalization || timing ? 2 : 1
 
   const id = newId('bdc', now)
   const answer: SendResponse = runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }
@@ -195,6 +237,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       scheduled_at: runAt,
       throttle_per_minute: body.throttle_per_minute ?? null,
       personalization,
+      timing,
     })
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt, payloadVersion })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id }, { payloadVersion })

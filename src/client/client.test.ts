@@ -267,6 +267,27 @@ describe('herald/client', () => {
     expect(await client.templates.list()).toEqual([])
   })
 
+  it('time zones: project settings, a subscriber zone, a local-time send whose waves show in the view (issue 24)', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { components?: unknown; paths: Record<string, Record<string, unknown>> }
+    const sendBody = JSON.stringify(doc.paths['/v1/send'].post)
+    for (const field of ['deliver_at_local', 'deliver_on', 'past', 'ignore_quiet_hours']) expect(sendBody).toContain(`"${field}"`)
+    const view = JSON.stringify(doc.paths['/v1/broadcasts/{id}'].get)
+    for (const field of ['waiting', 'held', 'skipped']) expect(view).toContain(`"${field}"`)
+    expect(JSON.stringify(doc.paths['/v1/me'])).toContain('"quiet_hours"')
+    expect(JSON.stringify(doc.paths['/v1/subscribers/{sid}'])).toContain('"timezone"')
+    const before = await client.project.get()
+    expect([before.default_timezone, before.quiet_hours]).toEqual(['UTC', null])
+    const after = await client.project.update({ default_timezone: 'Europe/Paris', quiet_hours: { start: '22:00', end: '07:30' } })
+    expect([after.default_timezone, after.quiet_hours]).toEqual(['Europe/Paris', { start: '22:00', end: '07:30' }])
+    await client.project.update({ quiet_hours: null, default_timezone: 'UTC' })
+    const sid = await subscribe(t, project)
+    expect((await client.subscribers.setTimezone(sid, 'America/New_York')).timezone).toBe('America/New_York')
+    await expect(client.subscribers.setTimezone(sid, 'Nowhere/Land')).rejects.toMatchObject({ status: 400, code: 'invalid_request' })
+    const sent = await client.send({ target: { type: 'all' }, notification: { title: 'Morning', body: 'There' }, deliver_at_local: '09:00', deliver_on: new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10) })
+    expect((await client.broadcasts.get(sent.broadcast_id)).deliver_at_local).toBe('09:00')
+    await client.broadcasts.stop(sent.broadcast_id)
+  })
+
   it('every route of ROUTES was called by the tests above', () => {
     for (const [name, [method, template]] of Object.entries(ROUTES)) {
       const pattern = new RegExp(`^${method} ${template.replace(/\{\w+\}/g, '[^/]+')}$`)

@@ -304,6 +304,8 @@ export function createHeraldClient(options: HeraldClientOptions) {
       /** The same, whole, as text: for small projects. */
       exportText: async (exportOptions: ExportOptions = {}) =>
         (await request('exportSubscribers', { query: { format: exportOptions.format } })).text(),
+      /** Sets the subscriber's IANA time zone (null clears it: the project's default applies); resolves to the updated subscriber. */
+      setTimezone: (sid: string, timezone: string | null) => call<Subscriber>('setSubscriberTags', { params: { sid }, body: { timezone } }),
     },
     auditLog: {
       /** One page of the project's audit log, newest first (a full API key, or an owner's or admin's session). */

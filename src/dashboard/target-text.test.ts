@@ -35,9 +35,9 @@ describe('a target in words', () => {
     expect(read({ external_id: { exists: true } })).toBe('has an external id')
     expect(read({ external_id: { exists: false } })).toBe('no external id')
     expect(read({ push_service: 'fcm' })).toBe('push service fcm')
-    // Times as local dates and times, as the rest of the dashboard writes them.
+    // Times as local dates and times with their zone, as the rest of the dashboard writes them.
     const at = Date.UTC(2026, 0, 1, 12, 0)
-    const local = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(at))
+    const local = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' }).format(new Date(at))
     expect(read({ created_at: { gte: at } })).toBe(`created ≥ ${local}`)
     expect(read({ last_seen_at: { lt: at } })).toBe(`last seen < ${local}`)
   })

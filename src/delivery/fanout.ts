@@ -34,7 +34,9 @@ import { RetryLater, retryWhileLeased, type Job, type JobHandlers } from '../pla
 import { monthlyPushLimitError } from '../broadcasts/push-budget.ts'
 import * as broadcastState from '../broadcasts/broadcast-state.ts'
 import { findSendingBroadcast, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'
-import { activeRecipients, audienceSlice, countAudience, nextAudience, type Recipient } from '../broadcasts/audience.store.ts'
+import { activeRecipients, audienceSlice, countAudience, nextAudience, type Recipient, type ZoneFilter } from '../broadcasts/audience.store.ts'
+import { insertWaves, markWaveStarted } from '../broadcasts/waves.store.ts'
+import { planWaves, WAVE_PAYLOAD_VERSION } from './waves.ts'
 import { effectiveLimits } from '../projects/plans.ts'
 import { findProjectById } from '../projects/projects.store.ts'
 import { tryReservePushes } from '../projects/push-usage.ts'
@@ -61,7 +63,16 @@ declare module '../platform/jobs/queue.ts' {
      * throttled broadcast's batch takes its slot in the run that fixes its
      * slice (throttle.ts); a re-run only sends.
      */
-    push_batch: { broadcast_id: string; after: string | null; through: string | null }
+    push_batch: {
+      broadcast_id: string
+      after: string | null
+      through: string | null
+      /**
+       * A broadcast sent in waves (waves.ts): the wave this chain sends, and
+       * its zones. Jobs with it are written at payload_version 2.
+       */
+      wave?: { n: number } & ZoneFilter
+    }
     /**
      * Sends again to the subscribers whose last push asked for a retry (429,
      * 5xx, timeout). by_push_service counts them by push service, as the
@@ -102,6 +113,8 @@ export interface FanoutDeps extends SenderDeps {
   publicUrl: string
   /** First retry delay after a 5xx or timeout; doubled per attempt, with jitter. */
   retryBaseMs: number
+  /** The clock local-time waves are planned by (tests). Default Date.now. */
+  now?: () => number
 }
 
 /** The push's bytes; its click links are signed with the project's key (broadcasts/click-link.ts). */
@@ -146,6 +159,19 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
     await job.completeIn(tx)
     const broadcast = await findSendingBroadcast(tx, job.payload.broadcast_id, true)
     if (broadcast && broadcast.status === 'pending') {
+      const inputs = await broadcastState.findWaveInputs(tx, broadcast.id)
+      const plan = inputs ? await planWaves(tx, inputs, deps.now?.() ?? Date.now()) : null
+      if (plan) {
+        // Local time or quiet hours: one chain per wave, each first job due at its wave's instant.
+        for (const wave of plan.waves) {
+          const payload = { broadcast_id: broadcast.id, after: null, through: null, wave: { n: wave.wave, ...wave.filter } }
+          await enqueue(tx, 'push_batch', payload, { payloadVersion: WAVE_PAYLOAD_VERSION, ...(wave.reason === 'now' ? {} : { runAt: new Date(wave.at) }) })
+        }
+        await insertWaves(tx, broadcast.id, plan.waves)
+        await broadcastState.startSending(tx, broadcast, plan.audience)
+        await broadcastState.startWaves(tx, broadcast.id, plan.waves.length, plan.skipped)
+        return { broadcast, audience: plan.audience }
+      }
       const audience = await countAudience(tx, broadcast.project_id, broadcast.target)
       // Subscribers who joined between send and now are pushed too; startSending counts them in the month.
       await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null }, { payloadVersion: payloadVersionOf(broadcast) })
@@ -241,6 +267,7 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     return
   }
   let { after, through } = job.payload
+  const wave = job.payload.wave
   const size = batchSizeFor(broadcast, deps.batchSize)
   const perMinute = broadcast.throttle_per_minute
   // The slice's recipients: read with the slice on a first run, by its bounds on a run after a crash or a throttle wait.
@@ -249,18 +276,26 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     // Not while the pushes already planned fill the connections for a round trip (push-client.ts whenRoom).
     await deps.pushClient.whenRoom(ROOM_WAIT_MS)
     // First run of this job: take the next slice (rows and all, sent to below) and pass the rest on, in one transaction.
-    const slice = await nextAudience(deps.db, broadcast.project_id, broadcast.target, after, size, broadcast.personalization !== null)
+    const slice = await nextAudience(deps.db, broadcast.project_id, broadcast.target, after, size, broadcast.personalization !== null, wave)
     through = slice.at(-1)?.id ?? null
     const last = slice.length < size
     const { finished, slot } = await deps.db.transaction(async (tx) => {
       if (through === null) await job.completeIn(tx)
-      else await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through })
+      else await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through, ...(wave ? { wave } : {}) })
+      // A wave's first batch: it no longer waits (the broadcast view's waiting).
+      if (wave && after === null) await markWaveStarted(tx, broadcast.id, wave.n)
       // Throttled: this slice's slot, whose end is when the next slice is due.
       const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, slice.length, perMinute, slice.length) : null
       if (last) {
-        await broadcastState.markPlanningDone(tx, broadcast.id)
+        if (wave) await broadcastState.markWavePlanned(tx, broadcast.id)
+        else await broadcastState.markPlanningDone(tx, broadcast.id)
       } else {
-        await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: through, through: null }, { payloadVersion: payloadVersionOf(broadcast), ...(slot ? { runAt: new Date(slot.until) } : {}) })
+        await enqueue(
+          tx,
+          'push_batch',
+          { broadcast_id: broadcast.id, after: through, through: null, ...(wave ? { wave } : {}) },
+          { payloadVersion: wave ? WAVE_PAYLOAD_VERSION : payloadVersionOf(broadcast), ...(slot ? { runAt: new Date(slot.until) } : {}) },
+        )
         await broadcastState.addPendingBatch(tx, broadcast.id)
       }
       // Nothing left to send: this job ends here, and the broadcast with it if it was the last.
@@ -272,8 +307,9 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     if (slot && slot.at > slot.now) throw new RetryLater(slot.at - slot.now, 'waiting for its throttle slot')
     recipients = slice
   }
-  recipients ??= await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through, broadcast.personalization !== null)
-  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null ? undefined : Date.now())
+  recipients ??= await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through, broadcast.personalization !== null, wave)
+  // A wave's TTL runs from its turn, as a throttled batch's does (throttle.ts withTtlFrom): it may come a day after the start.
+  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null && !wave ? undefined : Date.now())
 }
 
 /** push_retry: sends again to those whose last push asked to retry. */

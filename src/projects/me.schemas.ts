@@ -2,6 +2,16 @@
 import { Type, type Static } from 'typebox'
 import { PLAN_NAMES } from './plans.ts'
 import { ExpiryRules, ExpiryRulesPatch } from './expiry-settings.ts'
+import { LOCAL_TIME_PATTERN } from '../broadcasts/local-time.ts'
+
+/** Quiet hours as set and shown (docs/timing.md). */
+export const QuietHoursSchema = Type.Object(
+  {
+    start: Type.String({ pattern: LOCAL_TIME_PATTERN, description: 'Local time the window opens, HH:MM (included).' }),
+    end: Type.String({ pattern: LOCAL_TIME_PATTERN, description: 'Local time it closes, HH:MM (excluded); before start: the window wraps midnight (22:00 to 08:00).' }),
+  },
+  { additionalProperties: false },
+)
 
 const EffectiveLimits = Type.Object(
   {
@@ -21,6 +31,10 @@ export const MeResponse = Type.Object({
     vapid_public: Type.String({ description: 'The VAPID public key (base64url), the applicationServerKey for pushManager.subscribe.' }),
     plan: Type.Enum([...PLAN_NAMES]),
     default_icon: Type.Union([Type.String(), Type.Null()], { description: 'Used when a send gives no notification.icon.' }),
+    default_timezone: Type.String({ description: "IANA zone of subscribers without one (local-time delivery, quiet hours). Default UTC." }),
+    quiet_hours: Type.Union([QuietHoursSchema, Type.Null()], {
+      description: "Pushes that would reach a subscriber inside this window (their local time) are held until it ends, never dropped; sends with urgency high or ignore_quiet_hours go through. null: none.",
+    }),
     limits: EffectiveLimits,
     usage: Type.Object({
       subscribers: Type.Integer({ description: 'Active subscribers now.' }),
@@ -44,6 +58,8 @@ export const UpdateMeBody = Type.Object(
       { description: 'Used when a send gives no notification.icon; null clears it.' },
     )),
     ...ExpiryRulesPatch,
+    default_timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone of subscribers without one, such as Europe/Paris. Omitted: unchanged.' })),
+    quiet_hours: Type.Optional(Type.Union([QuietHoursSchema, Type.Null()], { description: 'The quiet hours (start and end must differ); null turns them off. Omitted: unchanged.' })),
   },
   { additionalProperties: false, minProperties: 1 },
 )

@@ -12,7 +12,7 @@ import { joinGroups } from '../groups/groups.store.ts'
 import { TAGS_MAX, type SubscribeBody, type UnsubscribeBody } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
 import { expireReplaced, lockReplaced, type Replaced } from './replace.store.ts'
-import { bodyLocale, tooManyTags } from './subscribers.service.ts'
+import { bodyLocale, checkTimezone, tooManyTags } from './subscribers.service.ts'
 
 /**
  * Stores the subscription and returns its id: a new row, or the project's
@@ -29,6 +29,7 @@ import { bodyLocale, tooManyTags } from './subscribers.service.ts'
 export async function subscribe(db: Database, config: Config, project: AuthedProject, body: SubscribeBody): Promise<string> {
   const refused = checkPushEndpoint(body.endpoint, config)
   if (refused) throw invalidField('endpoint', refused)
+  const timezone = checkTimezone(body.timezone)
   const groupIds = (body.group_ids ?? []).filter((id) => isId('grp', id))
   const cap = project.effectiveLimits.subscribers
 
@@ -52,6 +53,7 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
       tags: replaced ? { ...replaced.tags, ...body.tags } : body.tags,
       source: body.source,
       locale: bodyLocale(body.locale),
+      timezone,
     })
     // Only a repeat or a replacement can pass the cap (the schema bounds what is sent); the throw rolls the upsert back.
     if (tagCount > TAGS_MAX) throw tooManyTags(tagCount)

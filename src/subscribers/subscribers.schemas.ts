@@ -106,6 +106,13 @@ export const SubscribeReplaces = Type.Object({
 })
 
 // Extra fields are allowed: PushSubscription.toJSON() also carries expirationTime.
+/** An IANA time zone name (checked against the runtime's time zone database by the service: 400 naming the field otherwise). */
+export const Timezone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'IANA time zone name, such as Europe/Paris (what Intl.DateTimeFormat().resolvedOptions().timeZone gives); offsets such as +02:00 are refused.',
+})
+
 export const SubscribeBody = Type.Object({
   endpoint: Type.String({ format: 'uri', maxLength: ENDPOINT_MAX, description: 'The push service URL the browser handed back.' }),
   keys: Type.Object({
@@ -128,6 +135,9 @@ export const SubscribeBody = Type.Object({
   )),
   source: Type.Optional(SubscribeSource),
   replaces: Type.Optional(SubscribeReplaces),
+  timezone: Type.Optional(Type.Union([Timezone, Type.Null()], {
+    description: "The browser's IANA time zone (the SDK sends it), used by local-time delivery and quiet hours (docs/timing.md). Omitted: kept as it is on a repeat subscribe. null: cleared (the project's default_timezone applies).",
+  })),
 })
 export type SubscribeBody = Static<typeof SubscribeBody>
 
@@ -154,6 +164,7 @@ export const Subscriber = Type.Object({
   last_clicked_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms: the last click on one of its notifications that Herald recorded; null when none.' }),
   consecutive_failures: Type.Integer({ description: 'Pushes that failed in a row since the last one accepted (404/410, other refusals, or unreachable after the last retry); 0 after an accepted push.' }),
   health: Type.Union([SubscriberHealth, Type.Null()], { description: 'For an active subscriber: failing, dormant or active (docs/subscription-health.md); null for unsubscribed and expired ones.' }),
+  timezone: Type.Union([Type.String(), Type.Null()], { description: "IANA time zone; null when unknown (the project's default_timezone applies)." }),
 })
 export type Subscriber = Static<typeof Subscriber>
 
@@ -217,11 +228,12 @@ export type EraseByEndpointBody = Static<typeof EraseByEndpointBody>
 export const TagsPatchBody = Type.Object({
   tags: Type.Optional(tagsSchema(
     Type.Union([TagValue, Type.Null()]),
-    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out). Omitted (with locale given): the tags stay as they are.',
+    'The tags (at most 50 keys of 1-64 A-Z a-z 0-9 _ -; strings of at most 256 characters, numbers or booleans). With merge: the keys given are set, null removes one, the others stay. Without: they replace all tags (null keys are left out). Omitted: the tags stay as they are (give at least one of tags, locale and timezone).',
   )),
   locale: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
-    description: 'The language, a BCP 47 tag, stored canonical; null clears it. Omitted: kept. One of tags and locale is required.',
+    description: 'The language, a BCP 47 tag, stored canonical; null clears it. Omitted: kept.',
   })),
+  timezone: Type.Optional(Type.Union([Timezone, Type.Null()], { description: "Sets the subscriber's IANA time zone; null clears it (the project's default_timezone applies). Omitted: unchanged." })),
   merge: Type.Optional(Type.Boolean({ default: false, description: 'true: merge into the stored tags. Default false: replace them.' })),
 }, { additionalProperties: false })
 export type TagsPatchBody = Static<typeof TagsPatchBody>

@@ -1,5 +1,5 @@
 // The /v1/subscribers resource (decisions.md §3): read and erase.
-import type { Database } from '../platform/db/database.ts'
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError, invalidField } from '../platform/errors.ts'
 import { isId } from '../platform/ids.ts'
 import { PAGE_LIMIT_DEFAULT, TAGS_MAX, type ListSubscribersQuery, type Subscriber, type TagsPatchBody } from './subscribers.schemas.ts'
@@ -10,6 +10,7 @@ import { recordAudit, type AuditEntry } from '../audit/audit.store.ts'
 import { maskEndpoint } from '../access/masking.ts'
 import { healthOf } from './health.store.ts'
 import { canonicalLocale } from '../templates/locale.ts'
+import { canonicalZone } from '../broadcasts/local-time.ts'
 
 /** Whether the caller may see push endpoints whole (access.ts SEES_PUSH_ENDPOINTS); masked otherwise. */
 export interface SubscriberView { endpoints: boolean }
@@ -31,6 +32,7 @@ function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Su
     last_clicked_at: row.last_clicked_at?.getTime() ?? null,
     consecutive_failures: row.consecutive_failures,
     health: healthOf(row),
+    timezone: row.timezone,
   }
 }
 
@@ -111,14 +113,20 @@ export async function eraseByExternalId(db: Database, audit: AuditContext, proje
   })
 }
 
-/** The tag keys a PATCH set, never their values (which may be personal: a plan, a city). */
+/** The tag keys a PATCH set, never their values (which may be personal: a plan, a city), nor the zone itself (where someone lives). */
 function tagsEntry(projectId: string, audit: AuditContext, target: AuditEntry['target'], body: TagsPatchBody, count: number): AuditEntry {
   return {
     projectId,
     context: audit,
     action: 'subscriber.tags',
     target,
-    details: { keys: Object.keys(body.tags ?? {}).slice(0, 50), merge: body.merge ?? false, count, ...(body.locale !== undefined ? { locale: body.locale } : {}) },
+    details: {
+      keys: Object.keys(body.tags ?? {}).slice(0, 50),
+      merge: body.merge ?? false,
+      count,
+      ...(body.locale !== undefined ? { locale: body.locale } : {}),
+      ...(body.timezone !== undefined ? { timezone: body.timezone === null ? 'cleared' : 'set' } : {}),
+    },
   }
 }
 
@@ -133,10 +141,27 @@ export function bodyLocale(locale: string | null | undefined): string | null | u
   return canonical
 }
 
-/** A PATCH must change something: the tags, the locale or both. */
-function checkPatch(body: TagsPatchBody): string | null | undefined {
-  if (body.tags === undefined && body.locale === undefined) throw invalidField('tags', 'give tags, locale or both')
-  return bodyLocale(body.locale)
+/** The PATCH's timezone, canonical (400 naming the field when it is no IANA zone); undefined when not given. */
+export function checkTimezone(timezone: string | null | undefined, path = 'timezone'): string | null | undefined {
+  if (timezone === undefined || timezone === null) return timezone
+  const zone = canonicalZone(timezone)
+  if (!zone) throw invalidField(path, `"${timezone.slice(0, 64)}" is not an IANA time zone name (such as Europe/Paris or America/New_York)`)
+  return zone
+}
+
+/** Sets what a PATCH gives (tags, locale, timezone) on the subscribers owner names; the ids changed. */
+async function applyPatch(tx: Queryable, projectId: string, owner: store.TagsOwner, body: TagsPatchBody): Promise<string[]> {
+  if (body.tags === undefined && body.locale === undefined && body.timezone === undefined) throw invalidField('tags', 'give tags, locale, timezone or several')
+  const locale = bodyLocale(body.locale)
+  const timezone = checkTimezone(body.timezone)
+  let ids: string[] = []
+  if (body.tags !== undefined || locale !== undefined) {
+    const changed = await store.setTags(tx, projectId, owner, body.tags, body.merge ?? false, locale)
+    checkTagCounts(changed)
+    ids = changed.map((row) => row.id)
+  }
+  if (timezone !== undefined) ids = await store.setTimezone(tx, projectId, owner, timezone)
+  return ids
 }
 
 /** 400 on `tags` when a merge would leave a subscriber with more keys than the cap. */
@@ -151,12 +176,10 @@ function checkTagCounts(rows: Array<{ tag_count: number }>): void {
 
 /** PATCH /v1/subscribers/:sid: replaces or merges its tags, answers the updated record. */
 export async function patchTags(db: Database, audit: AuditContext, projectId: string, id: string, body: TagsPatchBody, view: SubscriberView): Promise<Subscriber> {
-  const locale = checkPatch(body)
   if (!isId('sub', id)) throw notFound(id)
   const row = await db.transaction(async (tx) => {
-    const changed = await store.setTags(tx, projectId, { id }, body.tags, body.merge ?? false, locale)
+    const changed = await applyPatch(tx, projectId, { id }, body)
     if (changed.length === 0) throw notFound(id)
-    checkTagCounts(changed)
     await recordAudit(tx, tagsEntry(projectId, audit, { type: 'subscriber', id }, body, 1))
     return store.findSubscriber(tx, projectId, id)
   })
@@ -169,11 +192,9 @@ export async function patchTags(db: Database, audit: AuditContext, projectId: st
  * project has no subscriber with that external_id, so a typo is not a silent 200.
  */
 export async function patchTagsByExternalId(db: Database, audit: AuditContext, projectId: string, externalId: string, body: TagsPatchBody): Promise<number> {
-  const locale = checkPatch(body)
   return db.transaction(async (tx) => {
-    const changed = await store.setTags(tx, projectId, { externalId }, body.tags, body.merge ?? false, locale)
+    const changed = await applyPatch(tx, projectId, { externalId }, body)
     if (changed.length === 0) throw new AppError('subscriber_not_found', `No subscriber with external_id ${externalId} in this project.`)
-    checkTagCounts(changed)
     await recordAudit(tx, tagsEntry(projectId, audit, { type: 'external_id', id: externalId }, body, changed.length))
     return changed.length
   })

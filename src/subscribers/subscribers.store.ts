@@ -23,11 +23,13 @@ export interface SubscriberRow {
   last_delivered_at: Date | null
   last_clicked_at: Date | null
   consecutive_failures: number
+  /** IANA zone (migration 0029); null: the project's default_timezone applies. */
+  timezone: string | null
 }
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.locale, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures'
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.locale, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures, s.timezone'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -76,6 +78,8 @@ export interface UpsertSubscriber {
   source?: 'subscribe' | 'migrated'
   /** Canonical BCP 47; undefined keeps the stored one on a repeat, null clears it. */
   locale?: string | null
+  /** IANA zone, canonical; undefined keeps the stored one on a repeat, null clears it. */
+  timezone?: string | null
 }
 
 /** How many keys a tags column holds, in RETURNING (where `tags` is the new value). */
@@ -88,23 +92,34 @@ const TAG_COUNT = '(SELECT count(*)::int FROM jsonb_object_keys(tags))'
  */
 export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Promise<{ id: string; tagCount: number }> {
   const result = await q.query<{ id: string; tag_count: number }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, source, locale)
-     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb), $9, $10)
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, source, locale, timezone)
+     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb), $9, $10, $12)
      ON CONFLICT (project_id, endpoint) DO UPDATE SET
        p256dh = EXCLUDED.p256dh,
        auth = EXCLUDED.auth,
        external_id = CASE WHEN $7::boolean THEN EXCLUDED.external_id ELSE subscribers.external_id END,
        tags = subscribers.tags || COALESCE($8::jsonb, '{}'::jsonb),
        locale = CASE WHEN $11::boolean THEN EXCLUDED.locale ELSE subscribers.locale END,
+       timezone = CASE WHEN $13::boolean THEN EXCLUDED.timezone ELSE subscribers.timezone END,
        status = 'active',
        last_seen_at = now()
      RETURNING id, ${TAG_COUNT} AS tag_count`,
     [
       row.id, row.project_id, row.endpoint, row.p256dh, row.auth, row.external_id ?? null, row.external_id !== undefined,
       row.tags === undefined ? null : JSON.stringify(row.tags), row.source ?? 'subscribe', row.locale ?? null, row.locale !== undefined,
+      row.timezone ?? null, row.timezone !== undefined,
     ],
   )
   return { id: result.rows[0].id, tagCount: result.rows[0].tag_count }
+}
+
+/** Sets the time zone (null: none) of the project's subscribers `owner` names; their ids. */
+export async function setTimezone(q: Queryable, projectId: string, owner: TagsOwner, timezone: string | null): Promise<string[]> {
+  const result = await q.query<{ id: string }>(
+    `UPDATE subscribers SET timezone = $3 WHERE project_id = $1 AND ${'id' in owner ? 'id' : 'external_id'} = $2 RETURNING id`,
+    [projectId, 'id' in owner ? owner.id : owner.externalId, timezone],
+  )
+  return result.rows.map((r) => r.id)
 }
 
 /** Whose tags setTags changes: one subscriber, or every device of one user (whatever their status). */

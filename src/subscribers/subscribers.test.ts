@@ -74,6 +74,7 @@ describe('GET /v1/subscribers/:sid', () => {
       last_clicked_at: null,
       consecutive_failures: 0,
       health: 'active',
+      timezone: null,
     })
     expect(got.created_at).toBeGreaterThanOrEqual(before - 1000)
     expect(got.created_at).toBeLessThanOrEqual(Date.now() + 1000)

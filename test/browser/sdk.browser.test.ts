@@ -47,9 +47,9 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
 
   async function openPage(
     path: string,
-    options: { grant: boolean; subscriptions?: ReturnType<PushService['createSubscription']>[]; realPushManager?: boolean },
+    options: { grant: boolean; subscriptions?: ReturnType<PushService['createSubscription']>[]; realPushManager?: boolean; timezoneId?: string },
   ): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext()
+    const context = await browser.newContext(options.timezoneId ? { timezoneId: options.timezoneId } : {})
     if (options.grant) await context.grantPermissions(['notifications'], { origin: site.url })
     const page = await context.newPage()
     await page.addInitScript(() => {
@@ -134,6 +134,33 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
       expect(ids[1]).toBe(ids[0])
       expect((await fakePushLog(page)).subscribeKeys).toHaveLength(1)
       expect((await api('GET', `/v1/subscribers/${ids[0]}`)).body.external_id).toBe('user_8')
+    } finally {
+      await context.close()
+    }
+  })
+
+  it("records the browser's time zone at subscribe, and the new one once the device's zone changed (issue 24)", async () => {
+    const subscription = push.createSubscription({ applicationServerKey: project.vapidPublic })
+    const { context, page } = await openPage('/', { grant: true, subscriptions: [subscription], timezoneId: 'Asia/Tokyo' })
+    try {
+      const id = await page.evaluate(async (projectId) => {
+        window.Herald.init({ project: projectId })
+        return window.Herald.subscribe({ tags: { plan: 'pro' } })
+      }, project.id)
+      expect((await api('GET', `/v1/subscribers/${id}`)).body).toMatchObject({ timezone: 'Asia/Tokyo', tags: { plan: 'pro' } })
+      // The same zone: isSubscribed() sends nothing more.
+      expect(await page.evaluate(() => window.Herald.isSubscribed())).toBe(true)
+      // The device travels: its clock now says Europe/Paris.
+      const subscribed = await page.evaluate(() => {
+        const original = Intl.DateTimeFormat.prototype.resolvedOptions
+        Intl.DateTimeFormat.prototype.resolvedOptions = function () {
+          return { ...original.call(this), timeZone: 'Europe/Paris' }
+        }
+        return window.Herald.isSubscribed()
+      })
+      expect(subscribed).toBe(true)
+      const row = (await api('GET', `/v1/subscribers/${id}`)).body
+      expect(row).toMatchObject({ timezone: 'Europe/Paris', tags: { plan: 'pro' }, status: 'active' })
     } finally {
       await context.close()
     }

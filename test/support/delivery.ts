@@ -13,7 +13,7 @@ export async function subscribeBrowser(
   t: TestApp,
   project: TestProject,
   push: PushService,
-  extra: { external_id?: string; group_ids?: string[]; tags?: Record<string, string | number | boolean> } = {},
+  extra: { external_id?: string; group_ids?: string[]; tags?: Record<string, string | number | boolean>; timezone?: string } = {},
 ): Promise<Browser> {
   const subscription = push.createSubscription()
   const res = await t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { ...subscription, ...extra } })

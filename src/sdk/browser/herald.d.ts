@@ -91,7 +91,11 @@ export interface HeraldSDK {
   subscribe(options?: HeraldSubscribeOptions): Promise<string>
   /** Unsubscribes this browser, in the browser and in Herald. */
   unsubscribe(): Promise<void>
-  /** Whether this browser is subscribed to this project through the SDK. */
+  /**
+   * Whether this browser is subscribed to this project through the SDK. When
+   * the browser's time zone changed since it subscribed, also records the new
+   * one in Herald (local-time delivery and quiet hours go by it).
+   */
   isSubscribed(): Promise<boolean>
   /** The browser's notification permission, or 'unsupported'. */
   readonly permission: HeraldPermission

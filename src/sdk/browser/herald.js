@@ -134,6 +134,17 @@
     return true
   }
 
+  // The browser's IANA time zone (issue 24: local-time delivery and quiet
+  // hours go by it); undefined when the browser does not say.
+  function browserTimezone() {
+    try {
+      var zone = Intl.DateTimeFormat().resolvedOptions().timeZone
+      return typeof zone === 'string' && zone.length > 0 ? zone : undefined
+    } catch (e) {
+      return undefined
+    }
+  }
+
   function serviceWorkerUrl() {
     return new URL(config.serviceWorker || DEFAULT_SERVICE_WORKER, location.href).href
   }
@@ -171,6 +182,8 @@
     if (options.tags !== undefined) body.tags = options.tags
     var locale = browserLocale()
     if (locale) body.locale = locale
+    var timezone = browserTimezone()
+    if (timezone !== undefined) body.timezone = timezone
     return Promise.all([api('POST', '/v1/subscribe', body), loadState()]).then(function (done) {
       var created = done[0]
       var previous = done[1]
@@ -190,6 +203,7 @@
         group_ids: body.group_ids || [],
         tags: tags,
         locale: locale,
+        timezone: timezone === undefined ? null : timezone,
       }).then(function () { return created.id })
     })
   }
@@ -363,7 +377,18 @@
         if (!config) throw HeraldError('not_initialized', 'Call Herald.init({ project }) before this.')
         if (!supported() || Notification.permission !== 'granted') return false
         return Promise.all([currentSubscription(), loadState()]).then(function (results) {
-          return Boolean(results[0] && results[1] && results[1].endpoint === results[0].endpoint)
+          var subscription = results[0]
+          var state = results[1]
+          var subscribed = Boolean(subscription && state && state.endpoint === subscription.endpoint)
+          var timezone = browserTimezone()
+          // The device's zone changed since it was recorded (a trip, a move): tell Herald, so
+          // local-time sends reach it at the local time it now lives in. A repeat subscribe
+          // changes nothing else (tags, groups and external_id given as omitted are kept).
+          if (!subscribed || timezone === undefined || state.timezone === timezone) return subscribed
+          var json = subscription.toJSON()
+          return api('POST', '/v1/subscribe', { endpoint: json.endpoint, keys: json.keys, timezone: timezone }).then(function () {
+            return saveState(Object.assign({}, state, { timezone: timezone }))
+          }).then(function () { return true }, function () { return true })
         })
       }).catch(fromBrowser('browser_error', 'The browser refused'))
     },

@@ -196,6 +196,7 @@
     // what the server set since) to the new one, and expires the old one.
     if (replaces) body.replaces = replaces
     if (state.locale) body.locale = state.locale
+    if (state.timezone) body.timezone = state.timezone
     return fetch(BASE_URL + '/v1/subscribe?project=' + encodeURIComponent(state.project), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

@@ -42,14 +42,15 @@ export function replace(el, ...children) {
   return append(el, children)
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+// Times show their zone (issue 24): this browser's, named after the time ("2:05 PM UTC").
+const dateTime = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' })
 const integer = new Intl.NumberFormat()
 
 export function formatTime(ms) {
   return ms === null || ms === undefined ? '—' : dateTime.format(new Date(ms))
 }
 
-const thisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
+const thisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' })
 const otherYear = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' })
 
 /** For table cells: 'Nov 23, 11:35 AM' this year, 'Nov 23, 2025' before; the full time in the title. */
@@ -58,6 +59,16 @@ export function shortTime(ms) {
   const date = new Date(ms)
   const text = date.getFullYear() === new Date().getFullYear() ? thisYear.format(date) : otherYear.format(date)
   return h('time', { datetime: date.toISOString(), title: dateTime.format(date) }, text)
+}
+
+/** A time in a given IANA zone, with that zone's short name ("Mar 8, 2026, 9:00 AM EDT"). */
+export function formatTimeIn(ms, timeZone) {
+  if (ms === null || ms === undefined) return '—'
+  try {
+    return new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short', timeZone }).format(new Date(ms))
+  } catch {
+    return formatTime(ms)
+  }
 }
 
 export function formatNumber(n) {

@@ -123,6 +123,12 @@ export async function renderDetail(view, session, id, flash) {
       row('Urgency', b.urgency),
       row('Topic', b.topic ?? '—'),
       row('Throttle', b.throttle_per_minute === null ? '—' : `${formatNumber(b.throttle_per_minute)} pushes a minute`),
+      h('dt', {}, 'Local time'), h('dd', { id: 'broadcast-local-time' }, b.deliver_at_local
+        ? `${b.deliver_at_local}${b.deliver_on ? ` on ${b.deliver_on}` : ' (the next time it comes)'}, each subscriber's time zone${b.skipped ? `; ${formatNumber(b.skipped)} skipped (their time had passed)` : ''}`
+        : '—'),
+      h('dt', {}, 'Waiting'), h('dd', { id: 'broadcast-waiting' }, b.waiting?.length
+        ? h('ul', {}, b.waiting.map((w) => h('li', {}, `${formatNumber(w.count)} at ${formatTime(w.at)} (${w.reason === 'quiet_hours' ? 'held by quiet hours' : 'their local time'})`)))
+        : '—'),
       row('Source', b.source),
       row('Created', formatTime(b.created_at)),
       row('Started', formatTime(b.started_at)),

@@ -89,13 +89,30 @@ export function checkTtl(v) {
   return Number.isInteger(n) && n >= 0 && n <= TTL_MAX ? null : `Time to live: a whole number of seconds from 0 to ${TTL_MAX}.`
 }
 
+/** v: the schedule as Unix ms (already read in its time zone), or a datetime-local string; null/'' = send now. */
 export function checkSchedule(v, plan, now = Date.now()) {
-  if (!v) return null
+  if (v === null || v === undefined || v === '') return null
   if (!atLeast(plan, 'plus')) return 'Schedule: needs the Plus plan or higher. Leave it empty to send now.'
-  const at = new Date(v).getTime()
+  const at = typeof v === 'number' ? v : new Date(v).getTime()
   if (Number.isNaN(at)) return 'Schedule: not a date and time.'
   if (at <= now) return 'Schedule: must be in the future. Leave it empty to send now.'
   if (at - now > SCHEDULE_MAX_MS) return 'Schedule: at most 90 days ahead.'
+  return null
+}
+
+/**
+ * Local-time delivery (docs/timing.md): the date from yesterday (UTC) to 90
+ * days ahead; whether it has passed depends on each subscriber's zone, which
+ * the send's "where it has passed" choice covers.
+ */
+export function checkLocalSchedule(v, plan, now = Date.now()) {
+  if (!v) return null
+  if (!atLeast(plan, 'plus')) return 'Schedule: local-time delivery needs the Plus plan or higher. Leave it empty to send now.'
+  const day = Date.parse(`${v.slice(0, 10)}T00:00:00Z`)
+  if (Number.isNaN(day)) return 'Schedule: not a date and time.'
+  const today = Math.floor(now / 86_400_000) * 86_400_000
+  if (day < today - 86_400_000) return 'Schedule: that date has passed everywhere.'
+  if (day > today + SCHEDULE_MAX_MS) return 'Schedule: at most 90 days ahead.'
   return null
 }
 

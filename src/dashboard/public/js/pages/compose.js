@@ -15,6 +15,7 @@ import { checkedField, mediaInput, showServerErrors } from './compose-fields.js'
 import { segmentInput } from './compose-segment.js'
 import { personalInputs } from './compose-personal.js'
 import * as limits from './compose-limits.js'
+import { timingInputs } from './compose-timing.js'
 
 const SOURCE = { headers: { 'X-Herald-Source': 'dashboard' } }
 
@@ -76,7 +77,8 @@ export async function render(view, session, { flash } = {}) {
   const throttle = checkedField('Pushes per minute (optional)', h('input', { name: 'throttle_per_minute', type: 'number', min: String(limits.THROTTLE_MIN), max: String(limits.THROTTLE_MAX), step: '1' }),
     { hint: `Spreads the sending (and the clicks on your site): ${limits.THROTTLE_MIN} to ${limits.THROTTLE_MAX}. Empty: as fast as Herald goes.` })
   const schedule = checkedField('Schedule (optional)', h('input', { name: 'scheduled_at', type: 'datetime-local' }),
-    { hint: limits.atLeast(me.plan, 'plus') ? 'Your local time, within 90 days. Empty: send now.' : 'Scheduling needs the Plus plan or higher. Empty: send now.' })
+    { hint: limits.atLeast(me.plan, 'plus') ? 'A date and time within 90 days, in the time zone chosen below. Empty: send now.' : 'Scheduling needs the Plus plan or higher. Empty: send now.' })
+  const timing = timingInputs(me)
 
   /** API path → field, for the checks here and for the server's refusals. */
   const fields = {
@@ -85,6 +87,7 @@ export async function render(view, session, { flash } = {}) {
     'target.external_id': externalId, 'target.group_id': groupField,
     'target.filter': segment.field, ...actions.fields, ...personal.fields,
     ttl, topic, throttle_per_minute: throttle, scheduled_at: schedule,
+    deliver_at_local: schedule, deliver_on: schedule, past: schedule,
   }
 
   // The preview: roughly what a desktop browser shows.
@@ -118,6 +121,7 @@ export async function render(view, session, { flash } = {}) {
     groupField.node.hidden = targetType.value !== 'group'
     segment.field.node.hidden = targetType.value !== 'segment'
     submit.textContent = schedule.control.value ? 'Schedule' : 'Send'
+    timing.update()
   }
 
   /** Runs every limit into its field; returns the errors. Empty required fields are left to the server's answer. */
@@ -135,7 +139,7 @@ export async function render(view, session, { flash } = {}) {
       [ttl, limits.checkTtl(v(ttl))],
       [throttle, limits.checkThrottle(v(throttle).trim())],
       [topic, limits.checkTopic(v(topic).trim())],
-      [schedule, limits.checkSchedule(v(schedule), me.plan)],
+      [schedule, timing.mode() === 'subscriber' ? limits.checkLocalSchedule(v(schedule), me.plan) : limits.checkSchedule(timing.instant(v(schedule)), me.plan)],
     ]
     for (const [f, error] of pairs) f.setError(error)
     const errors = pairs.map(([, error]) => error).filter(Boolean)
@@ -168,7 +172,7 @@ export async function render(view, session, { flash } = {}) {
     if (urgency.value !== 'normal') request.urgency = urgency.value
     if (topic.control.value.trim()) request.topic = topic.control.value.trim()
     if (throttle.control.value.trim()) request.throttle_per_minute = Number(throttle.control.value.trim())
-    if (schedule.control.value) request.scheduled_at = new Date(schedule.control.value).getTime()
+    timing.apply(request, schedule.control.value)
     return personal.apply(request)
   }
 
@@ -180,7 +184,7 @@ export async function render(view, session, { flash } = {}) {
       icon_url: i.url, icon_file: i.file, image_url: m.url, image_file: m.file,
       target: targetType.value, external_id: externalId.control.value, group_id: groupSelect.value, filter: segment.field.control.value,
       actions: actions.state(), ttl: ttl.control.value, urgency: urgency.value, topic: topic.control.value,
-      throttle: throttle.control.value, schedule: schedule.control.value, personal: personal.state(),
+      throttle: throttle.control.value, schedule: schedule.control.value, personal: personal.state(), timing: timing.state(),
     }
   }
 
@@ -202,6 +206,7 @@ export async function render(view, session, { flash } = {}) {
     throttle.control.value = text(d.throttle)
     schedule.control.value = text(d.schedule)
     personal.restore(d.personal)
+    timing.restore(d.timing)
   }
 
   function closeConfirmation() {
@@ -222,7 +227,7 @@ export async function render(view, session, { flash } = {}) {
     h('fieldset', { class: 'card' }, h('legend', {}, 'Audience'),
       field('Send to', targetType), externalId.node, groupField.node, segment.field.node),
     h('fieldset', { class: 'card' }, h('legend', {}, 'Delivery'),
-      ttl.node, field('Urgency', urgency), topic.node, throttle.node, schedule.node),
+      ttl.node, field('Urgency', urgency), topic.node, throttle.node, schedule.node, timing.nodes),
     slot,
     h('div', { class: 'form-actions' }, submit, ' ', discard),
     draftNote,
@@ -257,7 +262,7 @@ export async function render(view, session, { flash } = {}) {
     }
     submit.hidden = true
     replace(confirmSlot, confirmation(dryRun, {
-      scheduled: request.scheduled_at !== undefined,
+      scheduled: request.scheduled_at !== undefined || request.deliver_at_local !== undefined,
       onBack: () => {
         closeConfirmation()
         submit.focus()
@@ -273,7 +278,8 @@ export async function render(view, session, { flash } = {}) {
           return
         }
         clearDraft(me.id)
-        session.go(`#/broadcasts/${sent.broadcast_id}`, sent.scheduled_at ? 'Broadcast scheduled.' : 'Broadcast sent. Counts update as it goes out.')
+        session.go(`#/broadcasts/${sent.broadcast_id}`, sent.scheduled_at ? 'Broadcast scheduled.'
+          : request.deliver_at_local ? "Broadcast planned: each subscriber gets it at their local time." : 'Broadcast sent. Counts update as it goes out.')
       },
     }))
     confirmSlot.querySelector('h2').focus()

@@ -1,6 +1,7 @@
 // Settings: webhooks (webhooks-section.js: status, delivery log, test, edit,
-// enable, rotate), the project's default icon and subscription expiry rules
-// (PATCH /v1/me), and the snippet to paste into the site.
+// enable, rotate), the project's default icon, subscription expiry rules and
+// time settings (default time zone, quiet hours: PATCH /v1/me), and the
+// snippet to paste into the site.
 import { patch } from '../api.js'
 import { append, field, h, readAsDataUrl, replace } from '../dom.js'
 import { errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
@@ -14,6 +15,7 @@ export async function render(view, session, { flash }) {
     await webhooksSection(),
     iconSection(session),
     expirySection(session),
+    timeSection(session),
     snippetSection(me),
   )
 }
@@ -81,6 +83,38 @@ function expirySection(session) {
   })
   return h('section', { class: 'card', 'aria-labelledby': 'expiry-title' },
     h('h2', { id: 'expiry-title' }, 'Subscription expiry'), intro, slot, form)
+}
+
+/** The project's default time zone and quiet hours (docs/timing.md). */
+function timeSection(session) {
+  const me = session.me
+  const slot = h('div', { class: 'slot', id: 'time-message' })
+  const zones = h('datalist', { id: 'zone-list' }, Intl.supportedValuesOf('timeZone').map((z) => h('option', { value: z })))
+  const zone = h('input', { name: 'default_timezone', id: 'default-timezone', list: 'zone-list', autocomplete: 'off', value: me.default_timezone, required: true })
+  const quietOn = h('input', { type: 'checkbox', name: 'quiet_on', id: 'quiet-on', checked: me.quiet_hours !== null })
+  const start = h('input', { type: 'time', name: 'quiet_start', id: 'quiet-start', value: me.quiet_hours?.start ?? '22:00' })
+  const end = h('input', { type: 'time', name: 'quiet_end', id: 'quiet-end', value: me.quiet_hours?.end ?? '08:00' })
+  const times = h('div', { class: 'inline-fields', id: 'quiet-times' }, field('From', start), field('Until', end))
+  const sync = () => { times.hidden = !quietOn.checked }
+  quietOn.addEventListener('change', sync)
+  const form = h('form', { class: 'inline-form', id: 'time-form' },
+    field('Default time zone', zone, "An IANA name such as Europe/Paris. Used for subscribers whose browser did not say theirs."),
+    h('label', { class: 'check' }, quietOn, ' Quiet hours: hold pushes at night, each subscriber\'s local time'),
+    times,
+    h('button', { type: 'submit' }, 'Save time settings'))
+  onSubmit(form, slot, async () => {
+    const body = { default_timezone: zone.value.trim(), quiet_hours: quietOn.checked ? { start: start.value, end: end.value } : null }
+    session.me = (await patch('/v1/me', body)).project
+    session.go('#/settings', 'Time settings saved.')
+  })
+  sync()
+  const q = me.quiet_hours
+  return h('section', { class: 'card', 'aria-labelledby': 'time-title' },
+    h('h2', { id: 'time-title' }, 'Time zone and quiet hours'),
+    h('p', { id: 'time-current' }, q
+      ? `Quiet hours ${q.start} to ${q.end}: pushes that would arrive then wait until ${q.end} in the subscriber's time zone (never dropped). Sends with urgency high go through.`
+      : 'No quiet hours: pushes go out whatever the hour.'),
+    zones, slot, form)
 }
 
 function snippetSection(me) {

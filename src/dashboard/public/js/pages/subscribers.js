@@ -134,6 +134,7 @@ async function renderDetail(view, session, id, flash) {
         row('Last delivered', subscriber.last_delivered_at === null ? 'Never' : formatTime(subscriber.last_delivered_at)),
         row('Last clicked', subscriber.last_clicked_at === null ? 'Never' : formatTime(subscriber.last_clicked_at)),
         row('Failed pushes in a row', String(subscriber.consecutive_failures)),
+        row('Time zone', subscriber.timezone ?? `— (the project's, ${session.me.default_timezone})`),
       ),
     ),
     h('section', { class: 'card', 'aria-labelledby': 'groups-title' }, h('h2', { id: 'groups-title' }, 'Groups'), memberships, addForm),
