@@ -8,6 +8,7 @@ import { JobWorker } from './platform/jobs/worker.ts'
 import { createDeliveryJobs } from './delivery/delivery-jobs.ts'
 import { createWebhookWorker } from './webhooks/webhook-worker.ts'
 import { idempotencyJobHandlers } from './broadcasts/idempotency-prune.ts'
+import { pushCountsJobHandlers } from './frequency-caps/push-counts-prune.ts'
 import { auditJobHandlers } from './audit/audit-prune.ts'
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
 import { waitingJobs } from './platform/jobs/backlog.ts'
@@ -37,7 +38,7 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   const delivery = createDeliveryJobs(ctx)
   const webhooks = createWebhookWorker(ctx)
   // Every domain's job kinds, each with its handler.
-  const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...auditJobHandlers(ctx.db, config.auditRetentionDays) }
+  const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...pushCountsJobHandlers(ctx.db), ...auditJobHandlers(ctx.db, config.auditRetentionDays) }
   const worker = new JobWorker(ctx.db, handlers, {
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,

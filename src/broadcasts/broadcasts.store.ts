@@ -1,6 +1,7 @@
 // SQL for broadcasts.
 import type { Queryable } from '../platform/db/database.ts'
 import type { NotificationAction, Target } from './broadcasts.schemas.ts'
+import type { OnCapped, SendClass } from '../frequency-caps/caps.schemas.ts'
 
 export type BroadcastStatus = 'scheduled' | 'pending' | 'sending' | 'sent' | 'failed' | 'canceled'
 
@@ -32,6 +33,10 @@ export interface BroadcastRow {
   failed_gone: number
   failed_rejected: number
   failed_unreachable: number
+  /** Skipped for a frequency cap (migration 0030). */
+  failed_capped: number
+  send_class: SendClass
+  on_capped: OnCapped
   fcm_delivered: number
   fcm_failed: number
   fcm_retrying: number
@@ -68,12 +73,12 @@ export interface BroadcastRecord extends BroadcastRow {
 export type NewBroadcast = Pick<
   BroadcastRow,
   | 'id' | 'project_id' | 'status' | 'source' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions'
-  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute'
+  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute' | 'send_class' | 'on_capped'
 >
 
 const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
   audience, reserved, delivered, failed, clicked, clicked_by_action, dismissed, retrying,
-  failed_gone, failed_rejected, failed_unreachable,
+  failed_gone, failed_rejected, failed_unreachable, failed_capped, send_class, on_capped,
   fcm_delivered, fcm_failed, fcm_retrying, mozilla_delivered, mozilla_failed, mozilla_retrying,
   apple_delivered, apple_failed, apple_retrying, wns_delivered, wns_failed, wns_retrying,
   other_delivered, other_failed, other_retrying,
@@ -108,12 +113,12 @@ const EXPECTED_FINISH_AT = `CASE WHEN b.throttle_per_minute IS NOT NULL THEN
 export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<void> {
   await q.query(
     `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, icon, image, url, ttl, urgency, topic,
-                             audience, reserved, scheduled_at, actions, throttle_per_minute)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+                             audience, reserved, scheduled_at, actions, throttle_per_minute, send_class, on_capped)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
     [
       row.id, row.project_id, row.status, row.source, JSON.stringify(row.target), row.title, row.body, row.icon,
       row.image, row.url, row.ttl, row.urgency, row.topic, row.audience, row.reserved, row.scheduled_at, JSON.stringify(row.actions),
-      row.throttle_per_minute,
+      row.throttle_per_minute, row.send_class, row.on_capped,
     ],
   )
 }

@@ -188,6 +188,8 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       reserved: runAt ? 0 : audience,
       scheduled_at: runAt,
       throttle_per_minute: body.throttle_per_minute ?? null,
+      send_class: body.class ?? 'marketing',
+      on_capped: body.on_capped ?? 'skip',
     })
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id })
