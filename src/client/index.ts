@@ -11,6 +11,8 @@ import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPat
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
+import type { MeResponse, UpdateMeBody } from '../projects/me.schemas.ts'
+import type { FrequencyCapRule } from '../frequency-caps/caps.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -39,6 +41,11 @@ export type ApiKey = ApiKeyView
 export type CreateApiKeyRequest = CreateApiKeyBody
 /** A new key: the only answer that holds `api_key`. */
 export type NewApiKey = CreatedApiKey
+/** The key's project as GET /v1/me describes it: plan, limits, usage, frequency caps. */
+export type Project = MeResponse['project']
+export type UpdateProjectRequest = UpdateMeBody
+/** One frequency cap: at most `max` pushes per subscriber in the rolling window `per` (docs/frequency-caps.md). */
+export type { FrequencyCapRule }
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -64,6 +71,8 @@ export const ROUTES = {
   listApiKeys: ['GET', '/v1/api-keys'],
   createApiKey: ['POST', '/v1/api-keys'],
   revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
+  getCurrentProject: ['GET', '/v1/me'],
+  updateCurrentProject: ['PATCH', '/v1/me'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -192,6 +201,14 @@ export function createHeraldClient(options: HeraldClientOptions) {
       create: (body: CreateApiKeyRequest = {}) => call<NewApiKey>('createApiKey', { body }),
       /** Revokes the key at once; 404 api_key_not_found for an id that is not this project's. */
       revoke: (id: string) => call<{ ok: true }>('revokeApiKey', { params: { id } }),
+    },
+    /** The key's own project (GET and PATCH /v1/me). */
+    project: {
+      get: async () => (await call<MeResponse>('getCurrentProject')).project,
+      /** Sets default_icon and/or frequency_caps; a field left out is left as it is. Resolves to the project as it is now. */
+      update: async (body: UpdateProjectRequest) => (await call<MeResponse>('updateCurrentProject', { body })).project,
+      /** Replaces the project's frequency caps; [] or null turns them off (owners, admins and full keys). */
+      setFrequencyCaps: async (caps: FrequencyCapRule[] | null) => (await call<MeResponse>('updateCurrentProject', { body: { frequency_caps: caps } })).project.frequency_caps,
     },
   }
 }

@@ -1,7 +1,7 @@
 // Shapes of GET /v1/me and GET /v1/vapid-public-key (decisions.md §3).
 import { Type, type Static } from 'typebox'
 import { PLAN_NAMES } from './plans.ts'
-import { FrequencyCaps } from '../frequency-caps/caps.schemas.ts'
+import { FrequencyCapRule, FrequencyCaps } from '../frequency-caps/caps.schemas.ts'
 
 const EffectiveLimits = Type.Object(
   {
@@ -22,7 +22,7 @@ export const MeResponse = Type.Object({
     plan: Type.Enum([...PLAN_NAMES]),
     default_icon: Type.Union([Type.String(), Type.Null()], { description: 'Used when a send gives no notification.icon.' }),
     limits: EffectiveLimits,
-    frequency_caps: Type.Array(Type.Object({ max: Type.Integer(), per: Type.String() }), {
+    frequency_caps: Type.Array(FrequencyCapRule, {
       description: "The project's frequency caps (docs/frequency-caps.md); [] when none.",
     }),
     usage: Type.Object({

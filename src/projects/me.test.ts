@@ -51,6 +51,7 @@ describe('GET /v1/me', () => {
         plan: 'free',
         default_icon: null,
         limits: PLANS.free,
+        frequency_caps: [],
         usage: { subscribers: 0, pushes_this_month: 0 },
       },
     })
@@ -99,7 +100,7 @@ describe('GET /v1/me', () => {
     expect(keys.rows.length).toBeGreaterThan(0)
     const secrets = [project.rows[0].vapid_private, a.apiKey, ...keys.rows.flatMap((k) => [k.hash, k.prefix])]
     for (const secret of secrets) expect(text).not.toContain(secret)
-    expect(Object.keys(res.json().project).sort()).toEqual(['default_icon', 'domain', 'id', 'limits', 'name', 'plan', 'usage', 'vapid_public'])
+    expect(Object.keys(res.json().project).sort()).toEqual(['default_icon', 'domain', 'frequency_caps', 'id', 'limits', 'name', 'plan', 'usage', 'vapid_public'])
     const allKeys = (value: unknown): string[] =>
       value && typeof value === 'object' ? Object.entries(value).flatMap(([k, v]) => [k, ...allKeys(v)]) : []
     expect(allKeys(res.json()).filter((k) => /private|hash|prefix|key|secret/i.test(k))).toEqual([])
