@@ -1,10 +1,11 @@
 // Settings: webhooks (webhooks-section.js: status, delivery log, test, edit,
-// enable, rotate), the project's default icon (PATCH /v1/me), and the
-// snippet to paste into the site.
+// enable, rotate), the project's default icon (PATCH /v1/me), its frequency
+// caps (settings-caps.js), and the snippet to paste into the site.
 import { patch } from '../api.js'
 import { append, field, h, readAsDataUrl, replace } from '../dom.js'
 import { errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
 import { webhooksSection } from './webhooks-section.js'
+import { capsSection } from './settings-caps.js'
 
 export async function render(view, session, { flash }) {
   const me = session.me
@@ -13,6 +14,7 @@ export async function render(view, session, { flash }) {
     flash ? okBox(flash) : null,
     await webhooksSection(),
     iconSection(session),
+    capsSection(session),
     snippetSection(me),
   )
 }
