@@ -8,7 +8,7 @@ import { startPushService, type PushService } from '../../test/support/push-serv
 import { getBroadcast, send, subscribeBrowser, waitForBroadcast, type Browser } from '../../test/support/delivery.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts'
 import { addMember, signIn } from '../../test/support/members.ts'
-import { reservePushes } from './push-counts.store.ts'
+import { giveBackPushes, reservePushes } from './push-counts.store.ts'
 import { prunePushCounts } from './push-counts-prune.ts'
 
 let t: TestApp
@@ -219,6 +219,19 @@ describe('push counts under concurrency', () => {
     expect(results.reduce((n, r) => n + r.capped.length, 0)).toBe(40 * 5)
     const stored = await t.database.db.query<{ n: number }>('SELECT cardinality(sent_at) AS n FROM push_counts WHERE project_id = $1', [project.id])
     expect(stored.rows.map((r) => r.n)).toEqual(Array(40).fill(3))
+  })
+
+  it('give-backs of batches finishing race reservations without a deadlock, and every count adds up', async () => {
+    const ids = Array.from({ length: 30 }, (_, i) => `sub_back_${project.id}_${String(i).padStart(2, '0')}`)
+    const rules = [{ max: 1000, seconds: 3600 }]
+    for (let i = 0; i < 10; i++) await reservePushes(t.ctx.db, project.id, ids, rules, true)
+    const shuffled = () => [...ids].sort(() => Math.random() - 0.5)
+    const racers = Array.from({ length: 20 }, (_, i) =>
+      i % 2 ? () => reservePushes(t.ctx.db, project.id, shuffled(), rules, true) : () => t.ctx.db.transaction((tx) => giveBackPushes(tx, shuffled())))
+    const results = await Promise.allSettled(racers.sort(() => Math.random() - 0.5).map((run) => run()))
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([])
+    const stored = await t.database.db.query<{ n: number }>('SELECT cardinality(sent_at) AS n FROM push_counts WHERE subscriber_id = ANY ($1::text[])', [ids])
+    expect(stored.rows.map((r) => r.n)).toEqual(Array(30).fill(10))
   })
 
   it('the prune job deletes the rows no window can read any more, and only those', async () => {
