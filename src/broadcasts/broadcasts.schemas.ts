@@ -132,9 +132,11 @@ export const SendBody = Type.Object(
           'a scheduled broadcast keeps it when it fires). Spreads the clicks a big audience sends to your site. Default: as fast as Herald goes.',
       }),
     ),
+    // No schema default for class and on_capped: Ajv would write it into the
+    // body, and the body's hash is what an Idempotency-Key is checked against,
+    // so a retry of a send made before these fields existed would become 422.
     class: Type.Optional(
       Type.Enum([...SEND_CLASSES], {
-        default: 'marketing',
         description:
           "marketing: the project's frequency_caps apply (docs/frequency-caps.md). transactional (an order confirmation, a password code): never capped, " +
           'but its pushes count towards the caps of later marketing sends. Default marketing, which changes nothing for a project without caps.',
@@ -142,7 +144,6 @@ export const SendBody = Type.Object(
     ),
     on_capped: Type.Optional(
       Type.Enum([...ON_CAPPED], {
-        default: 'skip',
         description:
           'A marketing send, for a subscriber a cap would take over: skip (the push fails with reason capped) or defer (it is sent when the window allows it, ' +
           'the broadcast staying sending until then). Default skip.',
