@@ -9,6 +9,7 @@ import { PERSONALIZED_PAYLOAD_VERSION } from './delivery/fanout.ts'
 import { createDeliveryJobs } from './delivery/delivery-jobs.ts'
 import { createWebhookWorker } from './webhooks/webhook-worker.ts'
 import { idempotencyJobHandlers } from './broadcasts/idempotency-prune.ts'
+import { pushCountsJobHandlers } from './frequency-caps/push-counts-prune.ts'
 import { auditJobHandlers } from './audit/audit-prune.ts'
 import { healthJobHandlers } from './subscribers/health-expiry.ts'
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
@@ -39,7 +40,10 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   const delivery = createDeliveryJobs(ctx)
   const webhooks = createWebhookWorker(ctx)
   // Every domain's job kinds, each with its handler.
-  const handlers = { ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...auditJobHandlers(ctx.db, config.auditRetentionDays), ...healthJobHandlers(ctx.db) }
+  const handlers = {
+    ...delivery.handlers, ...idempotencyJobHandlers(ctx.db), ...pushCountsJobHandlers(ctx.db),
+    ...auditJobHandlers(ctx.db, config.auditRetentionDays), ...healthJobHandlers(ctx.db),
+  }
   const worker = new JobWorker(ctx.db, handlers, {
     // Version 2 (issue 24): fan-out renders personalized broadcasts, and plans local-time waves
     // (delivery/waves.ts); a worker of 0.2.0 leaves such jobs to this release.

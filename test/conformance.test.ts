@@ -1055,7 +1055,7 @@ describe('decisions.md §2: operator API', () => {
 // ---------------------------------------------------------- decisions.md §3
 
 describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
-  it('GET /v1/me: { project: { id, name, domain, vapid_public, plan, default_icon, limits, usage } }, no secret', async () => {
+  it('GET /v1/me: { project: { id, name, domain, vapid_public, plan, default_icon, limits, frequency_caps, usage } }, no secret', async () => {
     const created = await t.app.inject({ method: 'POST', url: '/admin/v1/projects', headers: admin, payload: { name: 'Me', domain: 'me.example', plan: 'plus' } })
     const { id, api_key: apiKey, vapid_public: vapidPublic } = created.json()
     const res = await t.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${apiKey}` } })
@@ -1069,6 +1069,7 @@ describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
         plan: 'plus',
         default_icon: null,
         limits: { groups: 27, subscribers: 250_000, monthly_pushes: 5_000_000, requests_per_minute: 3_000 },
+        frequency_caps: [],
         usage: { subscribers: 0, pushes_this_month: 0 },
       },
     })
@@ -1501,7 +1502,8 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     const listed = (content(doc.paths['/v1/broadcasts'].get) as { properties: { broadcasts: { items: Schema } } }).properties.broadcasts.items
     for (const schema of [single, listed]) {
       expect(schema.required).toEqual(expect.arrayContaining(['pending', 'retrying', 'failures', 'by_push_service', 'last_error', 'next_attempt_at']))
-      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable'])
+      // capped: added by frequency caps (issue 24), after the three reasons there were.
+      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable', 'capped'])
       expect(Object.keys(schema.properties.by_push_service.properties!)).toEqual(['fcm', 'mozilla', 'apple', 'wns', 'other'])
     }
   })

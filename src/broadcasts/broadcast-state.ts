@@ -25,6 +25,7 @@ import { adjustPushes } from '../projects/push-usage.ts'
 import type { ProjectKeys } from '../projects/projects.store.ts'
 import { PUSH_SERVICES, type PushService } from '../subscribers/subscribers.schemas.ts'
 import type { FailReason } from './broadcasts.schemas.ts'
+import type { FrequencyCapRule } from '../frequency-caps/caps.schemas.ts'
 import type { BroadcastRow, BroadcastStatus } from './broadcasts.store.ts'
 import type { WaveInputs } from '../delivery/waves.ts'
 
@@ -32,10 +33,10 @@ import type { WaveInputs } from '../delivery/waves.ts'
 export type SendingBroadcast = Pick<
   BroadcastRow,
   | 'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions' | 'ttl' | 'urgency' | 'topic' | 'reserved'
-  | 'audience' | 'started_at' | 'throttle_per_minute' | 'personalization'
+  | 'audience' | 'started_at' | 'throttle_per_minute' | 'personalization' | 'send_class' | 'on_capped'
 >
 
-const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at, throttle_per_minute, personalization'
+const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at, throttle_per_minute, personalization, send_class, on_capped'
 
 /** The broadcast as fan-out needs it, locked (FOR NO KEY UPDATE) when asked. */
 export async function findSendingBroadcast(q: Queryable, id: string, lock = false): Promise<SendingBroadcast | null> {
@@ -78,7 +79,7 @@ export const STOPPABLE: readonly BroadcastStatus[] = ['scheduled', 'pending', 's
  */
 export async function stop(q: Queryable, projectId: string, id: string): Promise<BroadcastStatus | null> {
   const found = await q.query<{ status: BroadcastStatus; reserved: number; attempted: number; month: Date }>(
-    `SELECT status, reserved, delivered + failed + retrying AS attempted, COALESCE(started_at, scheduled_at, created_at) AS month
+    `SELECT status, reserved, delivered + failed - failed_capped + retrying AS attempted, COALESCE(started_at, scheduled_at, created_at) AS month
        FROM broadcasts WHERE project_id = $1 AND id = $2 FOR NO KEY UPDATE`,
     [projectId, id],
   )
@@ -100,14 +101,22 @@ export async function stop(q: Queryable, projectId: string, id: string): Promise
  * may have landed since the job started) and its project's VAPID keys, in one
  * statement, so the check costs no round trip of its own. Null when either is gone.
  */
-export async function checkBeforeSend(q: Queryable, id: string): Promise<{ status: BroadcastStatus; project: ProjectKeys; domain: string | null } | null> {
-  const result = await q.query<{ status: BroadcastStatus; domain: string | null } & ProjectKeys>(
-    `SELECT b.status, p.id, p.vapid_public, p.vapid_private, p.domain FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+export async function checkBeforeSend(
+  q: Queryable,
+  id: string,
+): Promise<{ status: BroadcastStatus; project: ProjectKeys; domain: string | null; frequencyCaps: FrequencyCapRule[] | null } | null> {
+  const result = await q.query<{ status: BroadcastStatus; domain: string | null; frequency_caps: FrequencyCapRule[] | null } & ProjectKeys>(
+    `SELECT b.status, p.id, p.vapid_public, p.vapid_private, p.domain, p.frequency_caps FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
     [id],
   )
   const row = result.rows[0]
   if (!row) return null
-  return { status: row.status, project: { id: row.id, vapid_public: row.vapid_public, vapid_private: row.vapid_private }, domain: row.domain }
+  return {
+    status: row.status,
+    project: { id: row.id, vapid_public: row.vapid_public, vapid_private: row.vapid_private },
+    domain: row.domain,
+    frequencyCaps: row.frequency_caps,
+  }
 }
 
 /**
@@ -255,7 +264,7 @@ export interface OutcomeDelta {
 }
 
 export function emptyDelta(): OutcomeDelta {
-  return { delivered: 0, failed: 0, retrying: 0, failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0 }, byPushService: {}, left: 0, lastError: null }
+  return { delivered: 0, failed: 0, retrying: 0, failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0, capped: 0 }, byPushService: {}, left: 0, lastError: null }
 }
 
 const SERVICE_COUNTS = PUSH_SERVICES.flatMap((service) => (['delivered', 'failed', 'retrying'] as const).map((count) => ({ service, count })))
@@ -270,7 +279,7 @@ const SERVICE_COUNTS = PUSH_SERVICES.flatMap((service) => (['delivered', 'failed
 const ADD_OUTCOMES_SQL = (() => {
   let n = 1
   const param = () => `$${++n}`
-  const [delivered, failed, retrying, gone, rejected, unreachable, skipped, left, jobs] = Array.from({ length: 9 }, param)
+  const [delivered, failed, retrying, gone, rejected, unreachable, skipped, capped, left, jobs] = Array.from({ length: 10 }, param)
   const services = SERVICE_COUNTS.map(({ service, count }) => `${service}_${count} = ${service}_${count} + ${param()}`)
   const [status, reason, pushService, at] = Array.from({ length: 4 }, param)
   const newer = `${at}::timestamptz IS NOT NULL AND (last_error_at IS NULL OR ${at}::timestamptz >= last_error_at)`
@@ -278,6 +287,7 @@ const ADD_OUTCOMES_SQL = (() => {
       delivered = delivered + ${delivered}, failed = failed + ${failed}, retrying = retrying + ${retrying},
       failed_gone = failed_gone + ${gone}, failed_rejected = failed_rejected + ${rejected}, failed_unreachable = failed_unreachable + ${unreachable},
       failed_skipped = failed_skipped + ${skipped},
+      failed_capped = failed_capped + ${capped},
       ${services.join(', ')},
       audience = GREATEST(audience - ${left}, delivered + failed + retrying + ${delivered} + ${failed} + ${retrying}),
       last_error_status = CASE WHEN ${newer} THEN ${status}::integer ELSE last_error_status END,
@@ -286,7 +296,7 @@ const ADD_OUTCOMES_SQL = (() => {
       last_error_at = CASE WHEN ${newer} THEN ${at}::timestamptz ELSE last_error_at END,
       pending_batches = pending_batches + ${jobs}
     WHERE id = $1
-    RETURNING status, pending_batches, planning_done, project_id, started_at, reserved, delivered + failed + retrying AS attempted`
+    RETURNING status, pending_batches, planning_done, project_id, started_at, reserved, delivered + failed - failed_capped + retrying AS attempted`
 })()
 
 /**
@@ -321,6 +331,7 @@ export async function addOutcomes(q: Queryable, id: string, delta: OutcomeDelta,
     delta.failures.rejected,
     delta.failures.unreachable,
     delta.failures.skipped,
+    delta.failures.capped,
     delta.left,
     jobsDelta,
     ...SERVICE_COUNTS.map(({ service, count }) => (delta.byPushService[service] ?? none)[count]),
@@ -357,14 +368,15 @@ async function settleStopped(q: Queryable, id: string, row: { project_id: string
  * subscribers who joined during the fan-out (and were pushed) are added.
  */
 export async function finish(q: Queryable, id: string): Promise<void> {
-  const before = await q.query<{ project_id: string; reserved: number; pushed: number; started_at: Date | null }>(
-    `SELECT project_id, reserved, delivered + failed AS pushed, started_at
+  const before = await q.query<{ project_id: string; reserved: number; attempted: number; pushed: number; started_at: Date | null }>(
+    `SELECT project_id, reserved, delivered + failed AS attempted, delivered + failed - failed_capped AS pushed, started_at
        FROM broadcasts WHERE id = $1 AND status = 'sending' FOR NO KEY UPDATE`,
     [id],
   )
   const row = before.rows[0]
   if (!row) return
-  await q.query(`UPDATE broadcasts SET status = 'sent', finished_at = now(), audience = $2, reserved = $2 WHERE id = $1`, [id, row.pushed])
+  // Pushes skipped for a frequency cap stay in the audience (as failed) but were never sent: the month does not count them.
+  await q.query(`UPDATE broadcasts SET status = 'sent', finished_at = now(), audience = $2, reserved = $3 WHERE id = $1`, [id, row.attempted, row.pushed])
   // The month the pushes were counted in: the one the fan-out started in.
   await adjustPushes(q, row.project_id, row.started_at ?? new Date(), row.pushed - row.reserved)
 }

@@ -5,6 +5,7 @@ import { Type, type Static } from 'typebox'
 import { PushService } from '../subscribers/subscribers.schemas.ts'
 import type { SegmentFilter } from './segment-filter.ts'
 import { LOCAL_DATE_PATTERN, LOCAL_TIME_PATTERN, PAST_MODES } from './local-time.ts'
+import { ON_CAPPED, SEND_CLASSES } from '../frequency-caps/caps.schemas.ts'
 
 const EXTERNAL_ID = '^[A-Za-z0-9_-]+$'
 const TOPIC = '^[A-Za-z0-9_-]+$'
@@ -238,6 +239,23 @@ export const SendBody = Type.Object(
     ignore_quiet_hours: Type.Optional(
       Type.Boolean({ default: false, description: "true: the project's quiet hours do not hold this send's pushes (as urgency high). Default false." }),
     ),
+    // No schema default for class and on_capped: Ajv would write it into the
+    // body, and the body's hash is what an Idempotency-Key is checked against,
+    // so a retry of a send made before these fields existed would become 422.
+    class: Type.Optional(
+      Type.Enum([...SEND_CLASSES], {
+        description:
+          "marketing: the project's frequency_caps apply (docs/frequency-caps.md). transactional (an order confirmation, a password code): never capped, " +
+          'but its pushes count towards the caps of later marketing sends. Default marketing, which changes nothing for a project without caps.',
+      }),
+    ),
+    on_capped: Type.Optional(
+      Type.Enum([...ON_CAPPED], {
+        description:
+          'A marketing send, for a subscriber a cap would take over: skip (the push fails with reason capped) or defer (it is sent when the window allows it, ' +
+          'the broadcast staying sending until then). Default skip.',
+      }),
+    ),
     dry_run: Type.Optional(
       Type.Boolean({
         default: false,
@@ -283,8 +301,14 @@ export type SendResponse = Static<typeof SendResponse>
 const NullableString = Type.Union([Type.String(), Type.Null()])
 const NullableTime = Type.Union([Type.Integer(), Type.Null()])
 
-/** Why a push failed for good: the subscription is gone (404/410), the push service refused it (another 4xx, or keys no push service takes), no answer came within the TTL and the retries, or a personalized broadcast skipped the subscriber (docs/templates.md). */
-export const FAIL_REASONS = ['gone', 'rejected', 'unreachable', 'skipped'] as const
+/**
+ * Why a push failed for good: the subscription is gone (404/410), the push
+ * service refused it (another 4xx, or keys no push service takes), no answer
+ * came within the TTL and the retries, a personalized broadcast skipped the
+ * subscriber (docs/templates.md), or it was never sent because a frequency cap
+ * of the project would have been exceeded (docs/frequency-caps.md).
+ */
+export const FAIL_REASONS = ['gone', 'rejected', 'unreachable', 'skipped', 'capped'] as const
 export type FailReason = (typeof FAIL_REASONS)[number]
 
 /** The reason codes of last_error (decisions.md "Broadcast progress and stop"). */
@@ -308,7 +332,7 @@ const PushServiceCounts = Type.Object({ delivered: Count, failed: Count, retryin
 const BroadcastProgress = {
   pending: Type.Integer({ minimum: 0, description: 'Audience members not yet attempted; once the broadcast is no longer sending (stopped or failed), every push that will not be sent, those whose retry was canceled included. delivered + failed + pending + retrying = audience.' }),
   retrying: Type.Integer({ minimum: 0, description: 'Pushes waiting for a retry after a 429, a 5xx or no answer. Only a sending broadcast retries: 0 once it is stopped or failed.' }),
-  failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count, skipped: Count }, { description: 'failed by reason; the four add up to failed. skipped: subscribers a personalized broadcast sent nothing to (docs/templates.md).' }),
+  failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count, skipped: Count, capped: Count }, { description: 'failed by reason; they add up to failed. skipped: subscribers a personalized broadcast sent nothing to (docs/templates.md); capped: skipped for a frequency cap (never sent).' }),
   by_push_service: Type.Object(
     { fcm: PushServiceCounts, mozilla: PushServiceCounts, apple: PushServiceCounts, wns: PushServiceCounts, other: PushServiceCounts },
     { description: "delivered, failed and retrying by the subscriber's push service (every one always present)." },
@@ -364,6 +388,9 @@ export const BroadcastView = Type.Object({
   }),
   dismissed: Type.Integer(),
   ...BroadcastProgress,
+  capped: Type.Integer({ minimum: 0, description: "Subscribers skipped because a frequency cap of the project would have been exceeded (docs/frequency-caps.md): of failed, the same as failures.capped." }),
+  class: Type.Enum([...SEND_CLASSES], { description: "The send's class: marketing (capped) or transactional (not capped, counted)." }),
+  on_capped: Type.Enum([...ON_CAPPED], { description: 'What this send did with a subscriber over a cap: skip or defer.' }),
   throttle_per_minute: Type.Union([Type.Integer(), Type.Null()], { description: "The send's throttle_per_minute; null when not throttled." }),
   expected_finish_at: Type.Union([Type.Integer(), Type.Null()], {
     description:

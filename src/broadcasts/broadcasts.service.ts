@@ -51,7 +51,7 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
     dismissed: row.dismissed,
     pending: audience - row.delivered - row.failed - retrying,
     retrying,
-    failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable, skipped: row.failed_skipped },
+    failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable, skipped: row.failed_skipped, capped: row.failed_capped },
     by_push_service: {
       fcm: { delivered: row.fcm_delivered, failed: row.fcm_failed, retrying: waiting(row.fcm_retrying) },
       mozilla: { delivered: row.mozilla_delivered, failed: row.mozilla_failed, retrying: waiting(row.mozilla_retrying) },
@@ -68,6 +68,9 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
         }
       : null,
     next_attempt_at: ms(row.next_attempt_at),
+    capped: row.failed_capped,
+    class: row.send_class,
+    on_capped: row.on_capped,
     throttle_per_minute: row.throttle_per_minute,
     expected_finish_at: ms(row.expected_finish_at),
     deliver_at_local: row.timing?.deliver_at_local ?? null,

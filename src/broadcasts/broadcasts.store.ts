@@ -3,6 +3,7 @@ import type { Queryable } from '../platform/db/database.ts'
 import type { NotificationAction, Target } from './broadcasts.schemas.ts'
 import type { Personalization } from '../templates/personalization.ts'
 import type { Timing } from './local-time.ts'
+import type { OnCapped, SendClass } from '../frequency-caps/caps.schemas.ts'
 
 export type BroadcastStatus = 'scheduled' | 'pending' | 'sending' | 'sent' | 'failed' | 'canceled'
 
@@ -38,6 +39,10 @@ export interface BroadcastRow {
   failed_skipped: number
   /** Variables and languages: null for a broadcast that sends everyone the same push (migration 0028). */
   personalization: Personalization | null
+  /** Skipped for a frequency cap (migration 0030). */
+  failed_capped: number
+  send_class: SendClass
+  on_capped: OnCapped
   fcm_delivered: number
   fcm_failed: number
   fcm_retrying: number
@@ -80,12 +85,12 @@ export interface BroadcastRecord extends BroadcastRow {
 export type NewBroadcast = Pick<
   BroadcastRow,
   | 'id' | 'project_id' | 'status' | 'source' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions'
-  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute' | 'personalization' | 'timing'
+  | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute' | 'personalization' | 'timing' | 'send_class' | 'on_capped'
 >
 
 const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
   audience, reserved, delivered, failed, clicked, clicked_by_action, dismissed, retrying,
-  failed_gone, failed_rejected, failed_unreachable, failed_skipped, personalization,
+  failed_gone, failed_rejected, failed_unreachable, failed_skipped, personalization, failed_capped, send_class, on_capped,
   fcm_delivered, fcm_failed, fcm_retrying, mozilla_delivered, mozilla_failed, mozilla_retrying,
   apple_delivered, apple_failed, apple_retrying, wns_delivered, wns_failed, wns_retrying,
   other_delivered, other_failed, other_retrying,
@@ -127,13 +132,14 @@ const WAITING = `CASE WHEN b.status = 'sending' AND b.waves_left + b.pending_bat
 export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<void> {
   await q.query(
     `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, icon, image, url, ttl, urgency, topic,
-                             audience, reserved, scheduled_at, actions, throttle_per_minute, personalization, timing)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+                             audience, reserved, scheduled_at, actions, throttle_per_minute, personalization, timing, send_class, on_capped)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
     [
       row.id, row.project_id, row.status, row.source, JSON.stringify(row.target), row.title, row.body, row.icon,
       row.image, row.url, row.ttl, row.urgency, row.topic, row.audience, row.reserved, row.scheduled_at, JSON.stringify(row.actions),
       row.throttle_per_minute, row.personalization === null ? null : JSON.stringify(row.personalization),
       row.timing === null ? null : JSON.stringify(row.timing),
+      row.send_class, row.on_capped,
     ],
   )
 }

@@ -58,7 +58,7 @@ describe('GET /v1/broadcasts/:id', () => {
       dismissed: 0,
       pending: 0,
       retrying: 0,
-      failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0 },
+      failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0, capped: 0 },
       by_push_service: {
         fcm: { delivered: 0, failed: 0, retrying: 0 },
         mozilla: { delivered: 0, failed: 0, retrying: 0 },
@@ -68,6 +68,9 @@ describe('GET /v1/broadcasts/:id', () => {
       },
       last_error: null,
       next_attempt_at: null,
+      capped: 0,
+      class: 'marketing',
+      on_capped: 'skip',
       throttle_per_minute: null,
       expected_finish_at: null,
       deliver_at_local: null,
@@ -314,7 +317,7 @@ describe('POST /v1/broadcasts/:id/stop', () => {
     expect((await stop(p, id)).statusCode).toBe(200)
     expect((await getBroadcast(t, p, id)).json()).toMatchObject({
       // The two pushes that were waiting for a retry will not be sent: pending, not retrying (issue 22).
-      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 0, pending: 5, failures: { gone: 1, rejected: 0, unreachable: 0, skipped: 0 },
+      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 0, pending: 5, failures: { gone: 1, rejected: 0, unreachable: 0, skipped: 0, capped: 0 },
     })
     expect(await usage(p.id)).toBe(7)
   })

@@ -238,6 +238,8 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       throttle_per_minute: body.throttle_per_minute ?? null,
       personalization,
       timing,
+      send_class: body.class ?? 'marketing',
+      on_capped: body.on_capped ?? 'skip',
     })
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt, payloadVersion })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id }, { payloadVersion })

@@ -191,6 +191,19 @@ describe('herald/client', () => {
     expect(view.expected_finish_at).toBe(at + view.audience * 1000)
   })
 
+  it('frequency caps: project.setFrequencyCaps and get, a send with class and on_capped, all in /openapi.json', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).body
+    for (const field of ['frequency_caps', 'on_capped', 'capped']) expect(doc).toContain(`"${field}"`)
+    expect(await client.project.setFrequencyCaps([{ max: 3, per: '1d' }])).toEqual([{ max: 3, per: '1d' }])
+    expect((await client.project.get()).frequency_caps).toEqual([{ max: 3, per: '1d' }])
+    const refused = await client.project.update({ frequency_caps: [{ max: 0, per: '1d' }] }).catch((err: unknown) => err)
+    expect(refused).toBeInstanceOf(HeraldApiError)
+    expect((refused as HeraldApiError).code).toBe('invalid_request')
+    const { broadcast_id } = await client.send({ target: { type: 'all' }, notification: { title: 'Code', body: '123456' }, class: 'transactional', on_capped: 'defer' })
+    expect(await client.broadcasts.get(broadcast_id)).toMatchObject({ class: 'transactional', on_capped: 'defer', capped: 0 })
+    expect(await client.project.setFrequencyCaps(null)).toEqual([])
+  })
+
   it('auditLog.list: the changes above, newest first, with filters and a cursor; the route is in /openapi.json', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { parameters?: Array<{ name: string }> }>> }
     expect(doc.paths['/v1/audit-log'].get.parameters?.map((p) => p.name).sort()).toEqual(['action', 'actor_id', 'cursor', 'limit', 'since', 'target_id', 'until'])

@@ -14,6 +14,7 @@ import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.s
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
 import type { ImportResult as ImportResultBody } from '../subscribers/import.schemas.ts'
 import type { CreateTemplateBody, TemplateList, TemplateView, UpdateTemplateBody } from '../templates/templates.schemas.ts'
+import type { FrequencyCapRule } from '../frequency-caps/caps.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -69,6 +70,8 @@ export interface ExportOptions {
   /** ndjson (default) or csv. */
   format?: SubscribersFileFormat
 }
+/** One frequency cap: at most `max` pushes per subscriber in the rolling window `per` (docs/frequency-caps.md). */
+export type { FrequencyCapRule }
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -259,6 +262,8 @@ export function createHeraldClient(options: HeraldClientOptions) {
       get: async () => (await call<MeResponse>('getProject')).project,
       /** Sets the default icon or the expiry rules (a number turns a rule on, null off); resolves to the project. */
       update: async (body: UpdateProjectRequest) => (await call<MeResponse>('updateProject', { body })).project,
+      /** Replaces the project's frequency caps; [] or null turns them off (owners, admins and full keys). */
+      setFrequencyCaps: async (caps: FrequencyCapRule[] | null) => (await call<MeResponse>('updateProject', { body: { frequency_caps: caps } })).project.frequency_caps,
     },
     subscribers: {
       list: (query: ListSubscribersOptions = {}) => call<SubscriberPage>('listSubscribers', { query }),

@@ -5,6 +5,7 @@ import type { AppContext } from '../platform/context.ts'
 import type { JobHandlers } from '../platform/jobs/worker.ts'
 import { EncryptPool } from './encrypt-pool.ts'
 import { fanoutHandlers, giveUpOnBroadcast } from './fanout.ts'
+import { deferredPushHandlers } from './deferred-pushes.ts'
 import { PushClient } from './push-client.ts'
 import { VapidTokenCache } from './vapid.ts'
 import { PushMetrics } from './push-metrics.ts'
@@ -27,7 +28,7 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     http2: config.pushHttp2,
   })
   const encryptPool = new EncryptPool(config.encryptThreads, config.nativeCrypto)
-  const handlers = fanoutHandlers({
+  const fanoutDeps = {
     db: ctx.db,
     log: ctx.log,
     batchSize: config.fanoutBatchSize,
@@ -38,7 +39,8 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     vapidTokens: new VapidTokenCache(),
     vapidSubject: config.vapidSubject,
     pushMetrics: new PushMetrics(ctx.metrics, ctx.log),
-  })
+  }
+  const handlers = { ...fanoutHandlers(fanoutDeps), ...deferredPushHandlers(fanoutDeps) }
   return {
     handlers,
     giveUp: (payload, err) => giveUpOnBroadcast(ctx.db, payload, err),

@@ -19,6 +19,10 @@
 // takes its slot on the broadcast row before it inserts the next slice's job,
 // whose run_at is the slot's end; an insert waits for nobody, and such a
 // broadcast has one batch a second, so the row is held one statement longer.
+// Frequency caps (caps-check.ts): a batch counts its recipients' pushes in a
+// transaction of its own that locks push_counts rows only (in subscriber id
+// order); the outcome transaction gives back failed pushes' counts right
+// after the job's row, before anything else.
 //
 // Stopping (broadcast-state.ts stop) is a status change on the broadcast row.
 // Every job reads the status when it starts, and a batch reads it again just
@@ -48,6 +52,8 @@ import { logSendingFinished, logSendingStarted } from './broadcast-log.ts'
 import { batchSizeFor, withTtlFrom } from './throttle.ts'
 import { settleRetries } from './push-retries.ts'
 import { personalPayloads } from './personal-payloads.ts'
+import { applyFrequencyCaps } from './caps-check.ts'
+import { giveBackPushes } from '../frequency-caps/push-counts.store.ts'
 
 declare module '../platform/jobs/queue.ts' {
   /** Fan-out's job kinds (enqueued by a send, by the scheduler and by fan-out itself). */
@@ -87,6 +93,19 @@ declare module '../platform/jobs/queue.ts' {
       /** Throttled broadcasts: when the pushes' TTL started (their batch's turn; throttle.ts withTtlFrom). */
       ttl_from?: number
       /** Throttled broadcasts: this retry took its slot already (a run that waited for it must not take another). */
+      slotted?: boolean
+      /** These pushes were counted against the project's frequency caps: those that end failed are given back. */
+      counted?: boolean
+    }
+    /**
+     * Sends to subscribers a frequency cap held back (on_capped defer), due
+     * when the window allows one more push (caps-check.ts); they are checked
+     * again then, and deferred again if another push took the room.
+     */
+    push_deferred: {
+      broadcast_id: string
+      subscriber_ids: string[]
+      /** Throttled broadcasts: this job took its slot already. */
       slotted?: boolean
     }
   }
@@ -184,6 +203,13 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
 }
 
 /**
+ * How a job's pushes stand with frequency caps: 'check' (a first attempt:
+ * checked and counted now, when the project has caps), 'counted' (retries of
+ * pushes counted by their first attempt) or 'uncounted'.
+ */
+export type CapsMode = 'check' | 'counted' | 'uncounted'
+
+/**
  * Sends to recipients and records the outcome with the job's completion.
  * The pushes are out once sent, so recording them is retried while the
  * database is away (retryWhileLeased) rather than failing the job, which
@@ -191,14 +217,15 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
  * cut longer than the lease, and another worker took the job) is the slice
  * sent twice, by that worker, and counted once.
  */
-async function sendAndRecord(
+export async function sendAndRecord(
   deps: FanoutDeps,
-  job: Job<'push_batch'> | Job<'push_retry'>,
+  job: Job<'push_batch'> | Job<'push_retry'> | Job<'push_deferred'>,
   broadcast: SendingBroadcast,
-  recipients: Recipient[],
+  audience: Recipient[],
   attempt: number,
   retried: BatchOutcomes['retried'],
-  ttlFrom?: number,
+  ttlFrom: number | undefined,
+  capsMode: CapsMode,
 ): Promise<void> {
   // The last look at the status before anything leaves: a stop that committed since the job started ends it here.
   const gate = await broadcastState.checkBeforeSend(deps.db, broadcast.id)
@@ -207,6 +234,10 @@ async function sendAndRecord(
     deps.log.info({ broadcast_id: broadcast.id, job_id: job.id, kind: job.kind, status: gate?.status ?? null }, 'batch not sent: the broadcast is no longer sending')
     return
   }
+  const caps = capsMode === 'check'
+    ? await applyFrequencyCaps(deps.db, broadcast, gate.frequencyCaps, audience)
+    : { send: audience, capped: [], deferred: [], counted: capsMode === 'counted' }
+  const recipients = caps.send
   const timed = withTtlFrom(broadcast, ttlFrom)
   // A personalized broadcast: one payload per recipient, rendered here; the skipped get none.
   const personal = broadcast.personalization ? personalPayloads(broadcast, recipients) : null
@@ -218,7 +249,7 @@ async function sendAndRecord(
   const failed = personal && personal.skipped.length > 0 ? [...sent.failed, ...personal.skipped] : sent.failed
   const outcomes: BatchOutcomes = {
     delivered: sent.delivered,
-    failed: settled.failed.length > 0 ? [...failed, ...settled.failed] : failed,
+    failed: settled.failed.length > 0 || caps.capped.length > 0 ? [...failed, ...settled.failed, ...caps.capped] : failed,
     retrying: settled.retryJob?.byPushService,
     retried,
     lastError: sent.lastError,
@@ -226,7 +257,15 @@ async function sendAndRecord(
   deps.pushMetrics?.record(sent.tally, broadcast.id, settled.retryJob?.delayMs ?? null)
   const finished = await retryWhileLeased(job.signal, () => deps.db.transaction(async (tx) => {
     await job.completeIn(tx)
+    // Counted pushes that failed for good never reached anyone: their counts are given back.
+    if (caps.counted && (sent.failed.length > 0 || settled.failed.length > 0)) {
+      await giveBackPushes(tx, [...sent.failed, ...settled.failed].map((f) => f.subscriberId))
+    }
     let added = 0
+    for (const deferred of caps.deferred) {
+      await enqueue(tx, 'push_deferred', { broadcast_id: broadcast.id, subscriber_ids: deferred.ids }, { runAt: deferred.runAt })
+      added++
+    }
     if (settled.retryJob) {
       await enqueue(
         tx,
@@ -237,6 +276,7 @@ async function sendAndRecord(
           attempt: attempt + 1,
           by_push_service: settled.retryJob.byPushService,
           ...(ttlFrom === undefined ? {} : { ttl_from: ttlFrom }),
+          ...(caps.counted ? { counted: true } : {}),
         },
         { runAt: new Date(Date.now() + settled.retryJob.delayMs), payloadVersion: payloadVersionOf(broadcast) },
       )
@@ -250,6 +290,8 @@ async function sendAndRecord(
       job_id: job.id,
       kind: job.kind,
       pushes: recipients.length,
+      capped: caps.capped.length,
+      deferred: caps.deferred.reduce((n, d) => n + d.ids.length, 0),
       delivered: sent.delivered.length,
       failed: sent.failed.length + settled.failed.length,
       retrying: settled.retryJob?.ids.length ?? 0,
@@ -309,7 +351,7 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
   }
   recipients ??= await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through, broadcast.personalization !== null, wave)
   // A wave's TTL runs from its turn, as a throttled batch's does (throttle.ts withTtlFrom): it may come a day after the start.
-  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null && !wave ? undefined : Date.now())
+  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null && !wave ? undefined : Date.now(), 'check')
 }
 
 /** push_retry: sends again to those whose last push asked to retry. */
@@ -340,7 +382,7 @@ async function pushRetry(deps: FanoutDeps, job: Job<'push_retry'>): Promise<void
   }
   // The pushes this job carried leave retrying; those whose subscriber left meanwhile leave the audience too.
   const retried = { byPushService: job.payload.by_push_service ?? {}, left: job.payload.subscriber_ids.length - recipients.length }
-  await sendAndRecord(deps, job, broadcast, recipients, job.payload.attempt, retried, job.payload.ttl_from)
+  await sendAndRecord(deps, job, broadcast, recipients, job.payload.attempt, retried, job.payload.ttl_from, job.payload.counted ? 'counted' : 'uncounted')
 }
 
 export function fanoutHandlers(deps: FanoutDeps): JobHandlers {

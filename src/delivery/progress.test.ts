@@ -65,7 +65,7 @@ describe('progress of a fan-out', () => {
       failed: 4,
       pending: 0,
       retrying: 0,
-      failures: { gone: 1, rejected: 3, unreachable: 0 },
+      failures: { gone: 1, rejected: 3, unreachable: 0, capped: 0 },
       by_push_service: {
         fcm: { delivered: 0, failed: 2, retrying: 0 },
         mozilla: { delivered: 0, failed: 1, retrying: 0 },

@@ -12,6 +12,7 @@ export const QuietHoursSchema = Type.Object(
   },
   { additionalProperties: false },
 )
+import { FrequencyCapRule, FrequencyCaps } from '../frequency-caps/caps.schemas.ts'
 
 const EffectiveLimits = Type.Object(
   {
@@ -36,6 +37,9 @@ export const MeResponse = Type.Object({
       description: "Pushes that would reach a subscriber inside this window (their local time) are held until it ends, never dropped; sends with urgency high or ignore_quiet_hours go through. null: none.",
     }),
     limits: EffectiveLimits,
+    frequency_caps: Type.Array(FrequencyCapRule, {
+      description: "The project's frequency caps (docs/frequency-caps.md); [] when none.",
+    }),
     usage: Type.Object({
       subscribers: Type.Integer({ description: 'Active subscribers now.' }),
       pushes_this_month: Type.Integer({ description: 'Pushes counted against the cap in the current calendar month (UTC).' }),
@@ -47,9 +51,9 @@ export type MeResponse = Static<typeof MeResponse>
 
 /**
  * PATCH /v1/me: what a project's own key may change. The dashboard sets the
- * default icon and the expiry rules (issue 23) here. Any of the fields, at
- * least one: before the rules, default_icon was required, so an empty body
- * is still refused.
+ * default icon, the expiry rules (issue 23), the time settings and the
+ * frequency caps (issue 24) here. Any of the fields, at least one: before the
+ * rules, default_icon was required, so an empty body is still refused.
  */
 export const UpdateMeBody = Type.Object(
   {
@@ -60,6 +64,7 @@ export const UpdateMeBody = Type.Object(
     ...ExpiryRulesPatch,
     default_timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone of subscribers without one, such as Europe/Paris. Omitted: unchanged.' })),
     quiet_hours: Type.Optional(Type.Union([QuietHoursSchema, Type.Null()], { description: 'The quiet hours (start and end must differ); null turns them off. Omitted: unchanged.' })),
+    frequency_caps: Type.Optional(FrequencyCaps),
   },
   { additionalProperties: false, minProperties: 1 },
 )

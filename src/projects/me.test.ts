@@ -53,6 +53,7 @@ describe('GET /v1/me', () => {
         default_timezone: 'UTC',
         quiet_hours: null,
         limits: PLANS.free,
+        frequency_caps: [],
         usage: { subscribers: 0, pushes_this_month: 0 },
         expire_after_failures: null,
         expire_after_days_without_delivery: null,
@@ -103,7 +104,7 @@ describe('GET /v1/me', () => {
     expect(keys.rows.length).toBeGreaterThan(0)
     const secrets = [project.rows[0].vapid_private, a.apiKey, ...keys.rows.flatMap((k) => [k.hash, k.prefix])]
     for (const secret of secrets) expect(text).not.toContain(secret)
-    expect(Object.keys(res.json().project).sort()).toEqual(['default_icon', 'default_timezone', 'domain', 'expire_after_days_without_delivery', 'expire_after_failures', 'id', 'limits', 'name', 'plan', 'quiet_hours', 'usage', 'vapid_public'])
+    expect(Object.keys(res.json().project).sort()).toEqual(['default_icon', 'default_timezone', 'domain', 'expire_after_days_without_delivery', 'expire_after_failures', 'frequency_caps', 'id', 'limits', 'name', 'plan', 'quiet_hours', 'usage', 'vapid_public'])
     const allKeys = (value: unknown): string[] =>
       value && typeof value === 'object' ? Object.entries(value).flatMap(([k, v]) => [k, ...allKeys(v)]) : []
     expect(allKeys(res.json()).filter((k) => /private|hash|prefix|key|secret/i.test(k))).toEqual([])

@@ -2,6 +2,7 @@
 import type { Queryable } from '../platform/db/database.ts'
 import type { KeyScope } from '../access/access.ts'
 import type { LimitOverrides, PlanName } from './plans.ts'
+import type { FrequencyCapRule } from '../frequency-caps/caps.schemas.ts'
 
 export interface ProjectRow {
   id: string
@@ -10,6 +11,8 @@ export interface ProjectRow {
   plan: PlanName
   default_icon: string | null
   limits: LimitOverrides
+  /** Frequency caps (migration 0030); null or [] when none. */
+  frequency_caps: FrequencyCapRule[] | null
   vapid_public: string
   vapid_private: string
   created_at: Date
@@ -41,9 +44,9 @@ export const LAST_USED_PRECISION_MS = 60_000
 const KEY_COLUMNS = `id, project_id, name, prefix, hash, scope, created_at, revoked_at, last_used_at, created_by_type, created_by_id,
   (SELECT u.email FROM users u WHERE api_keys.created_by_type = 'user' AND u.id = api_keys.created_by_id) AS created_by_email`
 
-const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, vapid_public, vapid_private, created_at, expire_after_failures, expire_after_days_without_delivery'
+const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, frequency_caps, vapid_public, vapid_private, created_at, expire_after_failures, expire_after_days_without_delivery'
 
-export async function insertProject(q: Queryable, row: Omit<ProjectRow, 'created_at' | 'expire_after_failures' | 'expire_after_days_without_delivery'>): Promise<ProjectRow> {
+export async function insertProject(q: Queryable, row: Omit<ProjectRow, 'created_at' | 'expire_after_failures' | 'expire_after_days_without_delivery' | 'frequency_caps'>): Promise<ProjectRow> {
   const result = await q.query<ProjectRow>(
     `INSERT INTO projects (id, name, domain, plan, default_icon, limits, vapid_public, vapid_private)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${PROJECT_COLUMNS}`,
@@ -81,6 +84,7 @@ export interface ProjectPatch {
   /** undefined keeps the stored value; null turns the rule off. */
   expire_after_failures?: number | null
   expire_after_days_without_delivery?: number | null
+  frequency_caps?: FrequencyCapRule[] | null
 }
 
 export async function updateProject(q: Queryable, id: string, patch: ProjectPatch): Promise<ProjectRow | null> {
@@ -90,7 +94,8 @@ export async function updateProject(q: Queryable, id: string, patch: ProjectPatc
        default_icon = CASE WHEN $3::boolean THEN $4 ELSE default_icon END,
        limits = COALESCE($5::jsonb, limits),
        expire_after_failures = CASE WHEN $6::boolean THEN $7::int ELSE expire_after_failures END,
-       expire_after_days_without_delivery = CASE WHEN $8::boolean THEN $9::int ELSE expire_after_days_without_delivery END
+       expire_after_days_without_delivery = CASE WHEN $8::boolean THEN $9::int ELSE expire_after_days_without_delivery END,
+       frequency_caps = CASE WHEN $10::boolean THEN $11::jsonb ELSE frequency_caps END
      WHERE id = $1 RETURNING ${PROJECT_COLUMNS}`,
     [
       id,
@@ -102,6 +107,9 @@ export async function updateProject(q: Queryable, id: string, patch: ProjectPatc
       patch.expire_after_failures ?? null,
       patch.expire_after_days_without_delivery !== undefined,
       patch.expire_after_days_without_delivery ?? null,
+      patch.frequency_caps !== undefined,
+      // [] is stored as null: both mean no caps, and fan-out then counts nothing.
+      patch.frequency_caps && patch.frequency_caps.length > 0 ? JSON.stringify(patch.frequency_caps) : null,
     ],
   )
   return result.rows[0] ?? null

@@ -5,7 +5,7 @@
 // A draft is the form's state as plain strings:
 // { title, body, url, icon_url, icon_file, image_url, image_file, target,
 //   external_id, group_id, filter, actions, ttl, urgency, topic, throttle,
-//   schedule }
+//   schedule, class, on_capped }
 // where *_file is { name, data } (a data URL) or null, filter is the segment's
 // JSON text and actions is [{ title, action, url }] (one per button).
 
@@ -69,7 +69,7 @@ export function clearDraft(projectId) {
 /**
  * A past broadcast as a new draft ("Duplicate"): every field of its send
  * (content, action buttons, target with a segment's filter, TTL, urgency,
- * topic, throttle) but no schedule (a duplicate is sent when its owner says).
+ * topic, throttle, class and on_capped) but no schedule (a duplicate is sent when its owner says).
  * Hosted icons and images come back as their URLs.
  */
 export function draftFromBroadcast(b) {
@@ -92,5 +92,7 @@ export function draftFromBroadcast(b) {
     topic: b.topic ?? '',
     throttle: b.throttle_per_minute === null || b.throttle_per_minute === undefined ? '' : String(b.throttle_per_minute),
     schedule: '',
+    class: b.class ?? 'marketing',
+    on_capped: b.on_capped ?? 'skip',
   }
 }

@@ -51,7 +51,7 @@ export async function render(view, session, { flash } = {}) {
   const externalId = checkedField('External id', h('input', { name: 'external_id', autocomplete: 'off' }), { hint: 'Your user id: A-Z a-z 0-9 _ - only.' })
   const groupSelect = h('select', { name: 'group_id' }, groups.map((g) => h('option', { value: g.id }, `${g.name} (${g.member_count})`)))
   const groupField = checkedField('Group', groupSelect)
-  const segment = segmentInput(new Map(groups.map((g) => [g.id, g.name])))
+  const segment = segmentInput(new Map(groups.map((g) => [g.id, g.name])), groups)
   const actions = actionInputs()
   const personal = personalInputs({
     templates,
@@ -76,6 +76,17 @@ export async function render(view, session, { flash } = {}) {
     { max: limits.TOPIC_MAX, hint: 'A newer broadcast with the same topic replaces an undelivered older one. A-Z a-z 0-9 _ - only.' })
   const throttle = checkedField('Pushes per minute (optional)', h('input', { name: 'throttle_per_minute', type: 'number', min: String(limits.THROTTLE_MIN), max: String(limits.THROTTLE_MAX), step: '1' }),
     { hint: `Spreads the sending (and the clicks on your site): ${limits.THROTTLE_MIN} to ${limits.THROTTLE_MAX}. Empty: as fast as Herald goes.` })
+  // Frequency caps (docs/frequency-caps.md): only marketing sends are capped; on_capped says what happens over a cap.
+  const sendClass = h('select', { name: 'class', id: 'compose-class' },
+    h('option', { value: 'marketing' }, 'Marketing (frequency caps apply)'),
+    h('option', { value: 'transactional' }, 'Transactional (never capped, still counted)'))
+  const onCapped = h('select', { name: 'on_capped', id: 'compose-on-capped' },
+    h('option', { value: 'skip' }, 'Skip them'),
+    h('option', { value: 'defer' }, 'Send when their cap allows'))
+  const capsHint = (me.frequency_caps ?? []).length
+    ? `This project caps pushes per subscriber: ${me.frequency_caps.map((c) => `${c.max} per ${c.per}`).join(', ')}.`
+    : 'This project has no frequency caps (Settings): nothing is capped.'
+  const onCappedField = field('Subscribers over a cap', onCapped)
   const schedule = checkedField('Schedule (optional)', h('input', { name: 'scheduled_at', type: 'datetime-local' }),
     { hint: limits.atLeast(me.plan, 'plus') ? 'A date and time within 90 days, in the time zone chosen below. Empty: send now.' : 'Scheduling needs the Plus plan or higher. Empty: send now.' })
   const timing = timingInputs(me)
@@ -117,6 +128,7 @@ export async function render(view, session, { flash } = {}) {
     pImage.hidden = !imageSrc
     if (imageSrc) pImage.src = imageSrc
     replace(pActions, actions.titles().map((t) => h('span', { class: 'n-action' }, t)))
+    onCappedField.hidden = sendClass.value !== 'marketing'
     externalId.node.hidden = targetType.value !== 'user'
     groupField.node.hidden = targetType.value !== 'group'
     segment.field.node.hidden = targetType.value !== 'segment'
@@ -173,6 +185,8 @@ export async function render(view, session, { flash } = {}) {
     if (topic.control.value.trim()) request.topic = topic.control.value.trim()
     if (throttle.control.value.trim()) request.throttle_per_minute = Number(throttle.control.value.trim())
     timing.apply(request, schedule.control.value)
+    if (sendClass.value === 'transactional') request.class = 'transactional'
+    else if (onCapped.value === 'defer') request.on_capped = 'defer'
     return personal.apply(request)
   }
 
@@ -185,6 +199,7 @@ export async function render(view, session, { flash } = {}) {
       target: targetType.value, external_id: externalId.control.value, group_id: groupSelect.value, filter: segment.field.control.value,
       actions: actions.state(), ttl: ttl.control.value, urgency: urgency.value, topic: topic.control.value,
       throttle: throttle.control.value, schedule: schedule.control.value, personal: personal.state(), timing: timing.state(),
+      class: sendClass.value, on_capped: onCapped.value,
     }
   }
 
@@ -207,6 +222,8 @@ export async function render(view, session, { flash } = {}) {
     schedule.control.value = text(d.schedule)
     personal.restore(d.personal)
     timing.restore(d.timing)
+    if (['marketing', 'transactional'].includes(d.class)) sendClass.value = d.class
+    if (['skip', 'defer'].includes(d.on_capped)) onCapped.value = d.on_capped
   }
 
   function closeConfirmation() {
@@ -227,7 +244,8 @@ export async function render(view, session, { flash } = {}) {
     h('fieldset', { class: 'card' }, h('legend', {}, 'Audience'),
       field('Send to', targetType), externalId.node, groupField.node, segment.field.node),
     h('fieldset', { class: 'card' }, h('legend', {}, 'Delivery'),
-      ttl.node, field('Urgency', urgency), topic.node, throttle.node, schedule.node, timing.nodes),
+      ttl.node, field('Urgency', urgency), topic.node, throttle.node, schedule.node, timing.nodes,
+      field('Kind of message', sendClass, capsHint), onCappedField),
     slot,
     h('div', { class: 'form-actions' }, submit, ' ', discard),
     draftNote,

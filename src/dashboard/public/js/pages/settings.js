@@ -1,11 +1,12 @@
 // Settings: webhooks (webhooks-section.js: status, delivery log, test, edit,
 // enable, rotate), the project's default icon, subscription expiry rules and
-// time settings (default time zone, quiet hours: PATCH /v1/me), and the
-// snippet to paste into the site.
+// time settings (default time zone, quiet hours: PATCH /v1/me), its frequency
+// caps (settings-caps.js), and the snippet to paste into the site.
 import { patch } from '../api.js'
 import { append, field, h, readAsDataUrl, replace } from '../dom.js'
 import { errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
 import { webhooksSection } from './webhooks-section.js'
+import { capsSection } from './settings-caps.js'
 
 export async function render(view, session, { flash }) {
   const me = session.me
@@ -16,6 +17,7 @@ export async function render(view, session, { flash }) {
     iconSection(session),
     expirySection(session),
     timeSection(session),
+    capsSection(session),
     snippetSection(me),
   )
 }
