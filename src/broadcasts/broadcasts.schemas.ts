@@ -237,7 +237,8 @@ export const SendBody = Type.Object(
       }),
     ),
     ignore_quiet_hours: Type.Optional(
-      Type.Boolean({ default: false, description: "true: the project's quiet hours do not hold this send's pushes (as urgency high). Default false." }),
+      // No schema default: Ajv would write it into the body, whose hash an Idempotency-Key is checked against.
+      Type.Boolean({ description: "true: the project's quiet hours do not hold this send's pushes (as urgency high). Default false." }),
     ),
     // No schema default for class and on_capped: Ajv would write it into the
     // body, and the body's hash is what an Idempotency-Key is checked against,
