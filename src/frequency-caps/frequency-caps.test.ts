@@ -234,6 +234,23 @@ describe('push counts under concurrency', () => {
     expect(stored.rows.map((r) => r.n)).toEqual(Array(30).fill(10))
   })
 
+  it('over several rules, a subscriber is due when every rule allows one more push: the latest of their windows', async () => {
+    const id = `sub_due_${project.id}`
+    await t.ctx.db.query(
+      `INSERT INTO push_counts (subscriber_id, project_id, sent_at) VALUES ($1, $2, ARRAY[now() - interval '23 hours', now() - interval '10 minutes'])`,
+      [id, project.id],
+    )
+    // 1 an hour: free in 50 minutes; 2 a day: free when the push of 23 hours ago leaves the day, in 1 hour.
+    const rules = [{ max: 1, seconds: 3600 }, { max: 2, seconds: 86_400 }]
+    const { allowed, capped } = await reservePushes(t.ctx.db, project.id, [id], rules, true)
+    expect(allowed).toEqual([])
+    expect(capped).toHaveLength(1)
+    expect(Math.abs(capped[0].due - (Date.now() + 3600_000))).toBeLessThan(10_000)
+    // 3 a day instead: the hour rule alone holds it, 50 minutes.
+    const hourly = await reservePushes(t.ctx.db, project.id, [id], [rules[0], { max: 3, seconds: 86_400 }], true)
+    expect(Math.abs(hourly.capped[0].due - (Date.now() + 50 * 60_000))).toBeLessThan(10_000)
+  })
+
   it('the prune job deletes the rows no window can read any more, and only those', async () => {
     await reservePushes(t.ctx.db, project.id, ['sub_prune_old', 'sub_prune_new'], [{ max: 5, seconds: 3600 }], true)
     await t.ctx.db.query(`UPDATE push_counts SET last_at = now() - interval '31 days' WHERE subscriber_id = 'sub_prune_old'`)
