@@ -88,6 +88,12 @@ describe('the frequency_caps setting (PATCH /v1/me)', () => {
     // An empty body still changes nothing and is refused, as before caps existed.
     expect((await me(project, {})).statusCode).toBe(400)
     expect((await t.app.inject({ method: 'GET', url: '/v1/me', headers: project.auth })).json().project.frequency_caps).toHaveLength(2)
+    // Each change is in the audit log, with who made it and the rules; the refusals left nothing there.
+    const audited = await t.database.db.query<{ actor_id: string; details: unknown }>(
+      `SELECT actor_id, details FROM audit_log WHERE project_id = $1 AND action = 'project.update' ORDER BY id`,
+      [project.id],
+    )
+    expect(audited.rows).toEqual([{ actor_id: project.apiKeyId, details: { fields: ['frequency_caps'], frequency_caps: [{ max: 2, per: '1d' }, { max: 5, per: '7d' }] } }])
     await setCaps(project, [])
     expect((await t.database.db.query('SELECT frequency_caps FROM projects WHERE id = $1', [project.id])).rows[0].frequency_caps).toBeNull()
     await setCaps(project, [{ max: 1, per: '1h' }])

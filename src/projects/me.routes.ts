@@ -35,8 +35,10 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
     schema: {
       operationId: 'updateCurrentProject',
       tags: ['project'],
-      summary: "Set or clear the project's default notification icon",
-      description: 'default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts. Answers like GET /v1/me.',
+      summary: "Set or clear the project's default notification icon and its frequency caps",
+      description:
+        'default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts. ' +
+        'frequency_caps: up to 5 rules { max, per }, [] or null for none (docs/frequency-caps.md). A field left out is left as it is. Answers like GET /v1/me.',
       security: [{ apiKey: [] }],
       body: UpdateMeBody,
       response: { 200: MeResponse, 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },
