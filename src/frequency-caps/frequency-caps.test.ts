@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
-import { getBroadcast, send, subscribeBrowser, waitForBroadcast, type Browser } from '../../test/support/delivery.ts'
+import { bulkSubscribe, getBroadcast, send, subscribeBrowser, waitForBroadcast, type Browser } from '../../test/support/delivery.ts'
+import { testDbMode } from '../../test/support/database.ts'
+import { startWorkerProcess } from '../../test/support/worker-process.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts'
 import { addMember, signIn } from '../../test/support/members.ts'
 import { giveBackPushes, reservePushes } from './push-counts.store.ts'
@@ -209,6 +211,28 @@ describe('fan-out with frequency caps', () => {
     expect(done.reduce((n, b) => n + (b as unknown as { capped: number }).capped, 0)).toBe(48)
     expect(browsers.map(pushesTo)).toEqual(Array(24).fill(1))
   })
+})
+
+describe.runIf(testDbMode() === 'postgres')('worker processes on PostgreSQL', () => {
+  it('two broadcasts fanned out at once by worker processes (and this one) never give a subscriber more than the cap', async () => {
+    await setCaps(project, [{ max: 1, per: '1d' }])
+    const browsers = await bulkSubscribe(t.database.db, project.id, push, 300)
+    const env = { HERALD_FANOUT_BATCH_SIZE: '10', HERALD_WORKER_CONCURRENCY: '2', HERALD_ENCRYPT_THREADS: '1', HERALD_SCHEDULER_INTERVAL_MS: '100', HERALD_LOG_LEVEL: 'debug' }
+    const pair = [startWorkerProcess(t.database.url!, env), startWorkerProcess(t.database.url!, env)]
+    try {
+      await Promise.all(pair.map((w) => w.ready))
+      const ids = await Promise.all([0, 1].map(() => send(t, project, { target: { type: 'all' }, notification })))
+      const done = await Promise.all(ids.map((id) => waitForBroadcast(t, project, id, undefined, 60_000)))
+      expect(done.reduce((n, b) => n + b.delivered, 0)).toBe(300)
+      expect(done.reduce((n, b) => n + (b as unknown as { capped: number }).capped, 0)).toBe(300)
+      expect(browsers.every((b) => pushesTo(b) === 1)).toBe(true)
+      // The processes took part: batches of these broadcasts were sent by them, not only by this process's worker.
+      const batchesOf = (w: (typeof pair)[number]) => w.logs.filter((l) => l.msg === 'batch sent' && ids.includes(l.broadcast_id as string)).length
+      await expect.poll(() => batchesOf(pair[0]) + batchesOf(pair[1]), { timeout: 5000 }).toBeGreaterThan(0)
+    } finally {
+      await Promise.all(pair.map((w) => w.kill()))
+    }
+  }, 90_000)
 })
 
 describe('push counts under concurrency', () => {
