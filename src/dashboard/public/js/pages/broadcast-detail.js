@@ -124,7 +124,6 @@ export async function renderDetail(view, session, id, flash) {
       row('Topic', b.topic ?? '—'),
       row('Throttle', b.throttle_per_minute === null ? '—' : `${formatNumber(b.throttle_per_minute)} pushes a minute`),
       row('Kind', b.class === 'transactional' ? 'transactional (never capped)' : `marketing (over a frequency cap: ${b.on_capped === 'defer' ? 'sent when the cap allows' : 'skipped'})`),
-      h('dt', {}, 'Capped'), h('dd', { id: 'broadcast-capped' }, formatNumber(b.capped ?? 0)),
       row('Source', b.source),
       row('Created', formatTime(b.created_at)),
       row('Started', formatTime(b.started_at)),
