@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
-import { getBroadcast, send, subscribeBrowser, waitForBroadcast, type Browser } from '../../test/support/delivery.ts'
+import { bulkSubscribe, getBroadcast, send, subscribeBrowser, waitForBroadcast, type Browser } from '../../test/support/delivery.ts'
+import { testDbMode } from '../../test/support/database.ts'
+import { startWorkerProcess } from '../../test/support/worker-process.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts'
 import { addMember, signIn } from '../../test/support/members.ts'
 import { giveBackPushes, reservePushes } from './push-counts.store.ts'
@@ -88,6 +90,12 @@ describe('the frequency_caps setting (PATCH /v1/me)', () => {
     // An empty body still changes nothing and is refused, as before caps existed.
     expect((await me(project, {})).statusCode).toBe(400)
     expect((await t.app.inject({ method: 'GET', url: '/v1/me', headers: project.auth })).json().project.frequency_caps).toHaveLength(2)
+    // Each change is in the audit log, with who made it and the rules; the refusals left nothing there.
+    const audited = await t.database.db.query<{ actor_id: string; details: unknown }>(
+      `SELECT actor_id, details FROM audit_log WHERE project_id = $1 AND action = 'project.update' ORDER BY id`,
+      [project.id],
+    )
+    expect(audited.rows).toEqual([{ actor_id: project.apiKeyId, details: { fields: ['frequency_caps'], frequency_caps: [{ max: 2, per: '1d' }, { max: 5, per: '7d' }] } }])
     await setCaps(project, [])
     expect((await t.database.db.query('SELECT frequency_caps FROM projects WHERE id = $1', [project.id])).rows[0].frequency_caps).toBeNull()
     await setCaps(project, [{ max: 1, per: '1h' }])
@@ -205,6 +213,28 @@ describe('fan-out with frequency caps', () => {
   })
 })
 
+describe.runIf(testDbMode() === 'postgres')('worker processes on PostgreSQL', () => {
+  it('two broadcasts fanned out at once by worker processes (and this one) never give a subscriber more than the cap', async () => {
+    await setCaps(project, [{ max: 1, per: '1d' }])
+    const browsers = await bulkSubscribe(t.database.db, project.id, push, 300)
+    const env = { HERALD_FANOUT_BATCH_SIZE: '10', HERALD_WORKER_CONCURRENCY: '2', HERALD_ENCRYPT_THREADS: '1', HERALD_SCHEDULER_INTERVAL_MS: '100', HERALD_LOG_LEVEL: 'debug' }
+    const pair = [startWorkerProcess(t.database.url!, env), startWorkerProcess(t.database.url!, env)]
+    try {
+      await Promise.all(pair.map((w) => w.ready))
+      const ids = await Promise.all([0, 1].map(() => send(t, project, { target: { type: 'all' }, notification })))
+      const done = await Promise.all(ids.map((id) => waitForBroadcast(t, project, id, undefined, 60_000)))
+      expect(done.reduce((n, b) => n + b.delivered, 0)).toBe(300)
+      expect(done.reduce((n, b) => n + (b as unknown as { capped: number }).capped, 0)).toBe(300)
+      expect(browsers.every((b) => pushesTo(b) === 1)).toBe(true)
+      // The processes took part: batches of these broadcasts were sent by them, not only by this process's worker.
+      const batchesOf = (w: (typeof pair)[number]) => w.logs.filter((l) => l.msg === 'batch sent' && ids.includes(l.broadcast_id as string)).length
+      await expect.poll(() => batchesOf(pair[0]) + batchesOf(pair[1]), { timeout: 5000 }).toBeGreaterThan(0)
+    } finally {
+      await Promise.all(pair.map((w) => w.kill()))
+    }
+  }, 90_000)
+})
+
 describe('push counts under concurrency', () => {
   it('reservations racing on the same subscribers, locked in any order, count each exactly up to the cap and never deadlock', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `sub_race_${project.id}_${String(i).padStart(2, '0')}`)
@@ -232,6 +262,23 @@ describe('push counts under concurrency', () => {
     expect(results.filter((r) => r.status === 'rejected')).toEqual([])
     const stored = await t.database.db.query<{ n: number }>('SELECT cardinality(sent_at) AS n FROM push_counts WHERE subscriber_id = ANY ($1::text[])', [ids])
     expect(stored.rows.map((r) => r.n)).toEqual(Array(30).fill(10))
+  })
+
+  it('over several rules, a subscriber is due when every rule allows one more push: the latest of their windows', async () => {
+    const id = `sub_due_${project.id}`
+    await t.ctx.db.query(
+      `INSERT INTO push_counts (subscriber_id, project_id, sent_at) VALUES ($1, $2, ARRAY[now() - interval '23 hours', now() - interval '10 minutes'])`,
+      [id, project.id],
+    )
+    // 1 an hour: free in 50 minutes; 2 a day: free when the push of 23 hours ago leaves the day, in 1 hour.
+    const rules = [{ max: 1, seconds: 3600 }, { max: 2, seconds: 86_400 }]
+    const { allowed, capped } = await reservePushes(t.ctx.db, project.id, [id], rules, true)
+    expect(allowed).toEqual([])
+    expect(capped).toHaveLength(1)
+    expect(Math.abs(capped[0].due - (Date.now() + 3600_000))).toBeLessThan(10_000)
+    // 3 a day instead: the hour rule alone holds it, 50 minutes.
+    const hourly = await reservePushes(t.ctx.db, project.id, [id], [rules[0], { max: 3, seconds: 86_400 }], true)
+    expect(Math.abs(hourly.capped[0].due - (Date.now() + 50 * 60_000))).toBeLessThan(10_000)
   })
 
   it('the prune job deletes the rows no window can read any more, and only those', async () => {

@@ -35,8 +35,8 @@ export function registerMeRoutes(app: App, ctx: AppContext): void {
     schema: {
       operationId: 'updateCurrentProject',
       tags: ['project'],
-      summary: "Set the project's default notification icon, default time zone, quiet hours or subscription expiry rules",
-      description: 'Sets the fields given (at least one), the others stay. default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts; default_timezone an IANA zone name; quiet_hours { start, end } local times or null (docs/timing.md). expire_after_failures and expire_after_days_without_delivery: a number turns the rule on, null off (docs/subscription-health.md). Answers like GET /v1/me.',
+      summary: "Set the project's default notification icon, default time zone, quiet hours, subscription expiry rules or frequency caps",
+      description: 'Sets the fields given (at least one), the others stay. default_icon takes the forms of notification.icon: an HTTPS URL, or a square PNG/JPEG/WebP data URL (at most 256 KB) that Herald hosts; default_timezone an IANA zone name; quiet_hours { start, end } local times or null (docs/timing.md). expire_after_failures and expire_after_days_without_delivery: a number turns the rule on, null off (docs/subscription-health.md). frequency_caps: up to 5 rules { max, per }, [] or null for none (docs/frequency-caps.md). Answers like GET /v1/me.',
       security: [{ apiKey: [] }],
       body: UpdateMeBody,
       response: { 200: MeResponse, 400: ErrorBody, 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },

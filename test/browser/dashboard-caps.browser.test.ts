@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { browserAvailable, launchBrowser, recordPageProblems, startHerald, type RunningHerald } from '../support/browser.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
-import { subscribeBrowser } from '../support/delivery.ts'
+import { send, subscribeBrowser } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
 import { DESKTOP, PHONE } from './screenshots.ts'
 
@@ -121,7 +121,12 @@ describe.skipIf(!browserAvailable)('frequency caps and the segment builder in Ch
     const secondId = decodeURIComponent(page.url().split('#/broadcasts/')[1])
     await expect.poll(async () => (await herald.t.app.inject({ method: 'GET', url: `/v1/broadcasts/${secondId}`, headers: project.auth })).json(), { timeout: 10_000 })
       .toMatchObject({ status: 'sent', delivered: 3, capped: 0, class: 'transactional' })
-    await page.locator('#broadcast-capped').waitFor()
+    await page.locator('#broadcast-details').getByText('transactional (never capped)').waitFor()
+
+    // A marketing send over the cap: its page counts the subscribers skipped among the failures.
+    const capped = await send(herald.t, project, { target: { type: 'all' }, notification: { title: 'Again', body: 'More' } })
+    await page.goto(`${herald.url}/dashboard#/broadcasts/${capped}`)
+    await expect.poll(() => page.locator('[data-failure="capped"]').textContent(), { timeout: 10_000 }).toBe('3 capped')
     await page.context().close()
   })
 

@@ -130,7 +130,6 @@ export async function renderDetail(view, session, id, flash) {
         ? h('ul', {}, b.waiting.map((w) => h('li', {}, `${formatNumber(w.count)} at ${formatTime(w.at)} (${w.reason === 'quiet_hours' ? 'held by quiet hours' : 'their local time'})`)))
         : '—'),
       row('Kind', b.class === 'transactional' ? 'transactional (never capped)' : `marketing (over a frequency cap: ${b.on_capped === 'defer' ? 'sent when the cap allows' : 'skipped'})`),
-      h('dt', {}, 'Capped'), h('dd', { id: 'broadcast-capped' }, formatNumber(b.capped ?? 0)),
       row('Source', b.source),
       row('Created', formatTime(b.created_at)),
       row('Started', formatTime(b.started_at)),

@@ -31,6 +31,8 @@ const FAILURES = [
   ['gone', 'gone', 'the subscription no longer exists'],
   ['rejected', 'rejected', 'the push service refused it'],
   ['unreachable', 'unreachable', 'no answer, or only errors, until the retries ran out'],
+  // Shown only when some were (most projects have no frequency caps).
+  ['capped', 'capped', 'never sent: a frequency cap of the project would have been exceeded', true],
 ]
 
 export function lastErrorText(error) {
@@ -61,7 +63,7 @@ export function progressDetails(b) {
       stat('waiting for a retry', b.retrying, 'retrying'),
     ),
     h('p', { class: 'failures', id: 'broadcast-failures' }, 'Failed by reason: ',
-      FAILURES.map(([key, label, why], i) => [
+      FAILURES.filter(([key, , , onlyIfAny]) => !onlyIfAny || b.failures[key] > 0).map(([key, label, why], i) => [
         i ? ', ' : '',
         h('span', { 'data-failure': key, title: why }, `${formatNumber(b.failures[key])} ${label}`),
       ]), '.'),
