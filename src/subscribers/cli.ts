@@ -2,7 +2,7 @@
 // import route and of the operator's export, straight against the database, so
 // a move of millions needs no HTTP timeout to be thought about. Exit codes as
 // the other operator commands: 0 done, 1 the operation failed, 2 bad arguments.
-import { createReadStream } from 'node:fs'
+import { createReadStream, statSync } from 'node:fs'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import type { Config } from '../platform/config.ts'
@@ -13,12 +13,15 @@ import { effectiveLimits } from '../projects/plans.ts'
 import { findProjectById } from '../projects/projects.store.ts'
 import { exportSubscribers, type ExportFormat } from './export.service.ts'
 import { importSubscribers } from './import.service.ts'
+import { withProgress } from './import-progress.ts'
 
 export const SUBSCRIBER_COMMANDS_HELP = `
   herald subscribers import FILE --project PROJECT_ID [--format ndjson|csv]
                          imports the file as POST /v1/subscribers/import does
                          (format from the extension: .csv is CSV, else NDJSON);
-                         prints { imported, updated, skipped, errors }
+                         prints { imported, updated, skipped, errors };
+                         on a terminal, a progress bar on stderr (bytes of
+                         the file, lines, lines/s)
   herald subscribers export --project PROJECT_ID [--format ndjson|csv] [--keys]
                          writes every subscriber to stdout; --keys adds each
                          subscription's keys and (NDJSON) the VAPID pair first,
@@ -54,7 +57,10 @@ export async function runSubscriberCommand(db: Database, config: Config, command
       const { values, positionals } = parseArgs({ args: rest, options: { project: { type: 'string' }, format: { type: 'string' } }, allowPositionals: true, strict: true })
       if (positionals.length !== 1) throw new UsageError('expected one FILE')
       const target = await project(db, values.project)
-      const result = await importSubscribers(db, config, CLI_AUDIT_CONTEXT, target, format(values.format, positionals[0]), createReadStream(positionals[0]!))
+      const file = positionals[0]!
+      // A progress bar on a terminal (stderr); nothing extra when piped.
+      const body = withProgress(createReadStream(file), statSync(file).size, process.stderr)
+      const result = await importSubscribers(db, config, CLI_AUDIT_CONTEXT, target, format(values.format, file), body)
       console.log(JSON.stringify(result, null, 2))
       return 0
     }

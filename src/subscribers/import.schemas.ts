@@ -5,8 +5,12 @@
 import { Type, type Static } from 'typebox'
 import { GROUP_IDS_MAX, SubscribeBody, SubscriberStatus } from './subscribers.schemas.ts'
 
+// A browser's source and replaces are not an import's: an export's `source`
+// column stays an ignored extra field, as it was before subscribe took one.
+const { source: _source, replaces: _replaces, ...subscribeFields } = SubscribeBody.properties
+
 export const ImportLine = Type.Object({
-  ...SubscribeBody.properties,
+  ...subscribeFields,
   group_ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: GROUP_IDS_MAX, description: 'Groups of this project to join, by id.' })),
   groups: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: GROUP_IDS_MAX, description: 'Groups of this project to join, by name.' })),
   created_at: Type.Optional(Type.Union([

@@ -326,6 +326,8 @@ describe.skipIf(!browserAvailable)('browser SDK on a customer page', () => {
       expect(log.subscribeKeys).toEqual([other.vapidPublic, project.vapidPublic])
       expect(log.unsubscribed).toEqual([forOther.endpoint])
       expect((await api('GET', `/v1/subscribers/${ids[1]}`)).body.endpoint).toBe(forProject.endpoint)
+      // The SDK named the old subscription in replaces (issue 23); it is the other project's, so nothing moved and it stays active there.
+      expect((await herald.t.app.inject({ method: 'GET', url: `/v1/subscribers/${ids[0]}`, headers: other.auth })).json()).toMatchObject({ status: 'active', endpoint: forOther.endpoint })
 
       // unsubscribe() for the first project now leaves the second project's subscription alone.
       await page.evaluate(async (first) => {

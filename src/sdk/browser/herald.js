@@ -332,14 +332,18 @@
       }).then(function (results) {
         var registration = results[0]
         var key = base64urlToBytes(results[1].vapid_public)
+        var extra = {}
         return registration.pushManager.getSubscription().then(function (existing) {
           // A subscription made with another key cannot receive this project's pushes.
           if (existing && sameKey(existing.options.applicationServerKey, key)) return existing
+          // Herald carries over what it holds for the one replaced (this project's key before a rotation).
+          var old = existing ? existing.toJSON() : null
+          if (old && old.keys && old.keys.auth) extra.replaces = { endpoint: old.endpoint, auth: old.keys.auth }
           return (existing ? existing.unsubscribe() : Promise.resolve()).then(function () {
             return registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })
           })
         }).catch(fromBrowser('push_service_failed', "The browser's push service gave no subscription")).then(function (subscription) {
-          return register(subscription, results[1].vapid_public, options, {})
+          return register(subscription, results[1].vapid_public, options, extra)
         })
       }).catch(fromBrowser('browser_error', 'The browser refused'))
     },

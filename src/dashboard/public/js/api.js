@@ -67,10 +67,14 @@ export function whenUnauthorized(handler) {
  * One request. Resolves to the parsed JSON; rejects with an ApiError carrying
  * Herald's own message, or a plain-words one when Herald could not be reached.
  */
-export async function api(method, path, body, { key = apiKey, headers = {} } = {}) {
+export async function api(method, path, body, { key = apiKey, headers = {}, raw = null, blob = false } = {}) {
   const auth = key ? { Authorization: `Bearer ${key}` } : csrfToken && method !== 'GET' ? { 'X-CSRF-Token': csrfToken } : {}
   const init = { method, headers: { Accept: 'application/json', ...auth, ...headers }, cache: 'no-store', credentials: 'same-origin' }
-  if (body !== undefined) {
+  if (raw) {
+    // A file sent as it is (an import), with its own type.
+    init.headers['Content-Type'] = raw.type
+    init.body = raw.body
+  } else if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json'
     init.body = JSON.stringify(body)
   }
@@ -80,6 +84,7 @@ export async function api(method, path, body, { key = apiKey, headers = {} } = {
   } catch {
     throw new ApiError(0, 'network_error', 'Herald could not be reached. Check your connection and try again.')
   }
+  if (response.ok && blob) return response.blob()
   const text = await response.text()
   let data = null
   try {
@@ -100,6 +105,10 @@ export const get = (path, options) => api('GET', path, undefined, options)
 export const post = (path, body, options) => api('POST', path, body, options)
 export const patch = (path, body, options) => api('PATCH', path, body, options)
 export const del = (path, body, options) => api('DELETE', path, body, options)
+/** POSTs a file as it is, with its content type (an import); resolves to the JSON answer. */
+export const upload = (path, file, type, options) => api('POST', path, undefined, { ...options, raw: { body: file, type } })
+/** GETs a download (an export) as a Blob. */
+export const download = (path, options) => api('GET', path, undefined, { ...options, blob: true })
 
 /** Query string from an object, leaving out empty values. */
 export function query(params) {

@@ -1,9 +1,11 @@
 // Subscribers: the list with the filters GET /v1/subscribers offers (status,
 // health, a search in external ids, a tag, group), pages by cursor; a
-// subscriber's detail with its tags, groups and health; erasure.
+// subscriber's detail with its tags, groups and health; erasure. Export and
+// Import: subscribers-transfer.js.
 import { del, get, post, query } from '../api.js'
 import { append, field, formatTime, h, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show, statusBadge, table } from '../ui.js'
+import { transferCards } from './subscribers-transfer.js'
 
 export async function render(view, session, { id, detail, flash }) {
   if (detail) return renderDetail(view, session, id, flash)
@@ -82,7 +84,7 @@ async function renderList(view, session, flash) {
   })
 
   await load()
-  append(view, pageHeading('Subscribers'), flash ? okBox(flash) : null, form, slot, results)
+  append(view, pageHeading('Subscribers'), flash ? okBox(flash) : null, form, slot, results, ...transferCards(session, run))
 }
 
 async function renderDetail(view, session, id, flash) {

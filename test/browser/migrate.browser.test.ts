@@ -1,4 +1,5 @@
-// The SDK's migrate mode (issue 23) in Chromium: a visitor who granted
+// Moving in and out (issue 23) in Chromium: the dashboard's Export and
+// Import on the subscribers page, and the SDK's migrate mode: a visitor who granted
 // permission and is subscribed with another application server key (a
 // previous provider's) loads a page with Herald.init({ migrate }), and ends
 // with exactly one active subscription under the project's key, without a
@@ -13,6 +14,8 @@ import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHe
 import type { TestProject } from '../support/app.ts'
 import { startPushService, type PushService, type TestSubscription } from '../support/push-service.ts'
 import { eventually, fakePushLog, installFakePushManager } from './sdk-helpers.ts'
+import { addMember, PASSWORD } from '../support/members.ts'
+import { readFile } from 'node:fs/promises'
 
 /** A previous provider's application server key: a P-256 public key that is not the project's. */
 function foreignKey(): string {
@@ -160,6 +163,66 @@ describe.skipIf(!browserAvailable)('SDK migrate mode in Chromium', () => {
       await page.evaluate(() => { (globalThis as unknown as { __fakePush: { subscribeKeys: string[] } }).__fakePush.subscribeKeys.length = 0 })
       expect(await page.evaluate(() => window.Herald.migrate())).toEqual({ outcome: 'current', id: null })
       expect((await fakePushLog(page)).subscribeKeys).toEqual([])
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('dashboard: an owner exports CSV and NDJSON and imports a file, seeing the answer; a viewer exports masked endpoints and has no Import', async () => {
+    const project = await herald.t.project()
+    await api(project, 'POST', '/v1/groups', { name: 'vip' })
+    const [a, b] = [0, 1].map(() => push.createSubscription({ applicationServerKey: project.vapidPublic }))
+    const file = [JSON.stringify({ ...a, external_id: 'user_a', groups: ['vip'] }), 'not json', JSON.stringify({ ...b, tags: { plan: 'gold' } })].join('\n')
+    await addMember(herald.t, project.id, 'vic@example.com', 'viewer')
+    const context = await browser.newContext({ acceptDownloads: true })
+    const page = await context.newPage()
+    const problems: string[] = []
+    page.on('pageerror', (error) => problems.push(error.message))
+    try {
+      await page.goto(`${herald.url}/dashboard`)
+      await page.getByLabel('API key').fill(project.apiKey)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+      await page.goto(`${herald.url}/dashboard/#/subscribers`)
+      await page.getByRole('heading', { name: 'Subscribers', level: 1 }).waitFor()
+
+      await page.getByLabel('File (CSV or NDJSON)').setInputFiles({ name: 'old-provider.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(file) })
+      await page.getByRole('button', { name: 'Import', exact: true }).click()
+      await page.locator('#import-counts').waitFor()
+      expect(await page.locator('#import-counts').textContent()).toBe('Imported 2, updated 0, skipped 1.')
+      expect(await page.locator('#import-result tbody tr').first().textContent()).toContain('2(line)')
+      // The list reloads with them.
+      await expect.poll(() => page.locator('tr[data-subscriber-id]').count()).toBe(2)
+
+      const saved = async (name: string) => {
+        const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name }).click()])
+        return readFile((await download.path())!, 'utf8')
+      }
+      const csv = await saved('Export CSV')
+      expect(csv.split('\n')[0]).toContain('endpoint')
+      expect(csv).toContain(a.endpoint)
+      const ndjson = (await saved('Export NDJSON')).trim().split('\n').map((line) => JSON.parse(line))
+      expect(ndjson.map((row) => row.endpoint).sort()).toEqual([a.endpoint, b.endpoint].sort())
+      expect(ndjson.find((row) => row.endpoint === a.endpoint)).toMatchObject({ external_id: 'user_a', groups: ['vip'], source: 'import' })
+      expect(JSON.stringify(ndjson)).not.toContain(a.keys.auth)
+
+      // A viewer: endpoints masked in the file, and no Import.
+      await context.clearCookies()
+      await page.evaluate(() => sessionStorage.clear())
+      await page.goto(`${herald.url}/dashboard`)
+      await page.reload()
+      await page.getByLabel('Email').fill('vic@example.com')
+      await page.getByLabel('Password', { exact: true }).fill(PASSWORD)
+      await page.getByRole('button', { name: 'Continue' }).click()
+      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+      await page.goto(`${herald.url}/dashboard/#/subscribers`)
+      await page.getByRole('heading', { name: 'Subscribers', level: 1 }).waitFor()
+      await page.getByRole('button', { name: 'Export NDJSON' }).waitFor()
+      expect(await page.locator('#subscriber-import').count()).toBe(0)
+      const masked = (await saved('Export NDJSON')).trim().split('\n').map((line) => JSON.parse(line))
+      expect(masked).toHaveLength(2)
+      expect(masked.every((row) => row.endpoint.includes('…') && row.endpoint !== a.endpoint && row.endpoint !== b.endpoint)).toBe(true)
+      expect(problems).toEqual([])
     } finally {
       await context.close()
     }
