@@ -111,10 +111,6 @@ function refuse(issues: ValidationIssue[]): AppError {
   return new AppError('invalid_request', `${first.path}: ${first.message}`, { issues })
 }
 
-function isStream(body: unknown): boolean {
-  return body !== null && typeof body === 'object' && typeof (body as { pipe?: unknown }).pipe === 'function'
-}
-
 /**
  * Installs the rule on every route: the URL's parts as soon as the request
  * arrives (before authentication reads them), the body once parsed (before
@@ -133,7 +129,7 @@ export function refuseUnstorableStrings(app: FastifyInstance): void {
     // line as they read it). Walking an IncomingMessage would follow its
     // socket and server round in circles, forever, blocking the process: an
     // import over a real connection never got an answer (issue 23).
-    if (isStream(request.body)) return done()
+    if (request.body instanceof Stream) return done()
     const issues = unstorableStrings(request.body, 'body')
     done(issues.length > 0 ? refuse(issues) : undefined)
   })
