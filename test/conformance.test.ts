@@ -1068,6 +1068,8 @@ describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
         vapid_public: vapidPublic,
         plan: 'plus',
         default_icon: null,
+        default_timezone: 'UTC',
+        quiet_hours: null,
         limits: { groups: 27, subscribers: 250_000, monthly_pushes: 5_000_000, requests_per_minute: 3_000 },
         frequency_caps: [],
         usage: { subscribers: 0, pushes_this_month: 0 },
@@ -1102,7 +1104,7 @@ describe('decisions.md §3: subscribers', () => {
     const res = await bearer(p, 'GET', `/v1/subscribers/${id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
-      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, source: 'subscribe', created_at: expect.any(Number), last_seen_at: expect.any(Number),
+      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, source: 'subscribe', timezone: null, created_at: expect.any(Number), last_seen_at: expect.any(Number),
     })
     expect(Number.isInteger(res.json().created_at)).toBe(true)
     const anon = await subscribe(p)

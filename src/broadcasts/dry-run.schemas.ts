@@ -56,6 +56,21 @@ export const DryRunResponse = Type.Object({
   warnings: Type.Array(DryRunWarning),
   personalization: Type.Optional(DryRunPersonalization),
   throttle_per_minute: Type.Optional(Type.Integer({ description: 'The throttle_per_minute of the request, echoed; absent when not throttled.' })),
+  waiting: Type.Optional(
+    Type.Array(
+      Type.Object({
+        at: Type.Integer({ description: 'Unix ms: when these pushes would be due.' }),
+        reason: Type.Union([Type.Literal('local_time'), Type.Literal('quiet_hours')]),
+        count: Type.Integer({ minimum: 0 }),
+      }),
+      {
+        description:
+          "With deliver_at_local, or when the project's quiet hours apply: the pushes that would wait, by due time, as the broadcast's waiting would show them " +
+          '(judged now, or at scheduled_at; docs/timing.md). Absent when every push would go out at once.',
+      },
+    ),
+  ),
+  skipped: Type.Optional(Type.Integer({ minimum: 0, description: 'With past: skip, the subscribers whose local time has passed and who would not be pushed. Present with waiting.' })),
   expected_duration_ms: Type.Optional(
     Type.Integer({ minimum: 0, description: 'With throttle_per_minute: how long the fan-out of the audience takes at that rate (audience × 60000 / rate).' }),
   ),

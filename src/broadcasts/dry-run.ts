@@ -17,7 +17,9 @@ import { siteOrigin } from './click-link.ts'
 
 /** Signs nothing real: a dry run's payload is only measured, never sent. */
 const DRY_RUN_KEY = Buffer.alloc(32)
-import { checkSend, type SendDeps } from './send.service.ts'
+import { checkSend, type CheckedSend, type SendDeps } from './send.service.ts'
+import { findTimingSettings } from '../projects/timing-settings.store.ts'
+import { planWaves } from '../delivery/waves.ts'
 import { resolveSend } from '../templates/resolve-send.ts'
 import { hasMarkup } from '../templates/liquid.ts'
 import { allVariables, renderFor, type CompiledNotification } from '../templates/personalization.ts'
@@ -55,6 +57,21 @@ export function throttledDurationMs(audience: number, perMinute: number): number
   return Math.ceil((audience * 60_000) / perMinute)
 }
 
+/**
+ * The waves the fan-out would plan (delivery/waves.ts), judged at scheduled_at
+ * or now: what waits for which time, and who is skipped. Empty when every push
+ * would go out at once.
+ */
+async function previewWaves(q: Queryable, project: AuthedProject, body: SendBody, checked: CheckedSend): Promise<Pick<DryRunResponse, 'waiting' | 'skipped'>> {
+  const settings = await findTimingSettings(q, project.id)
+  if (!settings) return {}
+  const inputs = { project_id: project.id, target: body.target, urgency: body.urgency ?? 'normal', timing: checked.timing, ...settings }
+  const plan = await planWaves(q, inputs, checked.fireAt.getTime())
+  if (!plan) return {}
+  const waiting = plan.waves.filter((w) => w.reason !== 'now').map((w) => ({ at: w.at, reason: w.reason as 'local_time' | 'quiet_hours', count: w.planned }))
+  return { waiting, skipped: plan.skipped }
+}
+
 export interface DryRunOptions {
   /** The time the send is judged at (tests). Default now. */
   now?: number
@@ -69,11 +86,12 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
   // One snapshot, so the audience (counted as the real send counts it, which
   // for an `all` target reads the project's counter) and its breakdown agree.
   // READ ONLY: should anything below ever try to write, the dry run fails.
-  const { checked, byPushService, personalization } = await db.transaction(async (tx) => {
+  const { checked, byPushService, personalization, waves } = await db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
     const checked = await checkSend(tx, project, resolved, now)
     const personalization = compiled ? await preview(tx, project.id, body.target, checked.audience, compiled) : null
-    return { checked, byPushService: await countAudienceByPushService(tx, project.id, body.target), personalization }
+    const waves = await previewWaves(tx, project, resolved, checked)
+    return { checked, byPushService: await countAudienceByPushService(tx, project.id, body.target), personalization, waves }
   })
 
   // Media last, as in the real send: the same checks, nothing stored.
@@ -101,6 +119,7 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
     : { throttle_per_minute: body.throttle_per_minute, expected_duration_ms: throttledDurationMs(checked.audience, body.throttle_per_minute) }
   return {
     ...throttled,
+    ...waves,
     dry_run: true,
     audience: checked.audience,
     by_push_service: byPushService,

@@ -132,8 +132,6 @@ export interface FanoutDeps extends SenderDeps {
   publicUrl: string
   /** First retry delay after a 5xx or timeout; doubled per attempt, with jitter. */
   retryBaseMs: number
-  /** The clock local-time waves are planned by (tests). Default Date.now. */
-  now?: () => number
 }
 
 /** The push's bytes; its click links are signed with the project's key (broadcasts/click-link.ts). */
@@ -179,7 +177,7 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
     const broadcast = await findSendingBroadcast(tx, job.payload.broadcast_id, true)
     if (broadcast && broadcast.status === 'pending') {
       const inputs = await broadcastState.findWaveInputs(tx, broadcast.id)
-      const plan = inputs ? await planWaves(tx, inputs, deps.now?.() ?? Date.now()) : null
+      const plan = inputs ? await planWaves(tx, inputs, Date.now()) : null
       if (plan) {
         // Local time or quiet hours: one chain per wave, each first job due at its wave's instant.
         for (const wave of plan.waves) {

@@ -256,12 +256,18 @@ describe('real pushes at their local time', () => {
     const asleep = await subscribeIn(p, 'UTC')
     const awake = await subscribeIn(p, 'Asia/Kolkata')
 
+    // The dry run says beforehand who would be held, until when.
+    const endsAt = Date.parse(`${new Date(clock + 3_600_000).toISOString().slice(0, 10)}T${end}:00Z`)
+    const dry = await t.app.inject({ method: 'POST', url: '/v1/send', headers: p.auth, payload: { target: { type: 'all' }, notification, dry_run: true } })
+    expect([dry.json().audience, dry.json().waiting, dry.json().skipped]).toEqual([2, [{ at: endsAt, reason: 'quiet_hours', count: 1 }], 0])
+    const urgentDry = await t.app.inject({ method: 'POST', url: '/v1/send', headers: p.auth, payload: { target: { type: 'all' }, notification, urgency: 'high', dry_run: true } })
+    expect(urgentDry.json().waiting).toBeUndefined()
+
     const id = await send(t, p, { target: { type: 'all' }, notification })
     await waitForBroadcast(t, p, id, (s) => s.delivered === 1)
     const view = await broadcastView(p, id)
     expect(push.receivedFor(awake.endpoint)).toHaveLength(1)
     expect(push.receivedFor(asleep.endpoint)).toHaveLength(0)
-    const endsAt = Date.parse(`${new Date(clock + 3_600_000).toISOString().slice(0, 10)}T${end}:00Z`)
     expect(view.waiting).toEqual([{ at: endsAt, reason: 'quiet_hours', count: 1 }])
     expect(view.held).toBe(1)
     expect(view.delivered + view.held).toBe(view.audience)

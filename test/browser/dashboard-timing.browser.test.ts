@@ -35,6 +35,7 @@ describe.skipIf(!browserAvailable)('time zones in the dashboard, in Chromium', (
     await page.getByLabel('Schedule (optional)').fill(schedule)
     await page.getByLabel('Time zone of the schedule').selectOption(zone)
     await page.locator('#send-button').click()
+    if (zone === 'subscriber') expect(await page.locator('#confirm-waiting').textContent()).toMatch(/^Waiting: 2 subscribers at their local time, from .* (EST|EDT)\.$/)
     await page.locator('#confirm-send').click()
     await page.waitForURL(/#\/broadcasts\/bdc_/)
     return page.url().split('/').at(-1)!

@@ -3,7 +3,7 @@
 // the size of each push and the warnings — and the button that really sends.
 // An audience of 0 needs a second, explicit press: a broadcast to nobody is
 // almost always a wrong target.
-import { formatNumber, h, replace } from '../dom.js'
+import { formatNumber, formatTime, h, replace } from '../dom.js'
 import { personalizationSummary } from './compose-personal.js'
 
 const SERVICE_NAMES = { fcm: 'FCM', mozilla: 'Mozilla', apple: 'Apple', wns: 'Microsoft', other: 'other' }
@@ -65,6 +65,7 @@ export function confirmation(dryRun, { scheduled, onSend, onBack }) {
       audience === 0 ? 'Audience: nobody. ' : `Audience: ${subscribers(audience)}`,
       services.length ? ` (${services.map(([key, n]) => `${formatNumber(n)} ${SERVICE_NAMES[key] ?? key}`).join(', ')}).` : audience ? '.' : '',
       scheduled ? ' Counted now; it reaches whoever is subscribed when it fires.' : ''),
+    waitingText(dryRun),
     h('p', { class: 'hint' }, `Each push is ${formatNumber(dryRun.payload_bytes)} bytes${dryRun.fetch ? ', a stub: the service worker fetches the notification from Herald' : ''}.`),
     personalizationSummary(dryRun.personalization),
     warnings.length
@@ -73,4 +74,17 @@ export function confirmation(dryRun, { scheduled, onSend, onBack }) {
       : h('p', { id: 'confirm-warnings' }, 'No warnings.'),
     actions,
   )
+}
+
+/** Local time and quiet hours (docs/timing.md): who would wait, until when; null when everyone gets it at once. */
+function waitingText(dryRun) {
+  const waiting = dryRun.waiting ?? []
+  if (!waiting.length && !dryRun.skipped) return null
+  const held = waiting.filter((w) => w.reason === 'quiet_hours').reduce((sum, w) => sum + w.count, 0)
+  const local = waiting.filter((w) => w.reason === 'local_time').reduce((sum, w) => sum + w.count, 0)
+  const parts = []
+  if (local) parts.push(`${subscribers(local)} at their local time, from ${formatTime(waiting.find((w) => w.reason === 'local_time').at)}`)
+  if (held) parts.push(`${subscribers(held)} held by quiet hours until they end`)
+  if (dryRun.skipped) parts.push(`${subscribers(dryRun.skipped)} skipped: their time has passed`)
+  return h('p', { id: 'confirm-waiting' }, `Waiting: ${parts.join('; ')}.`)
 }
