@@ -222,10 +222,14 @@ describe('a file that is not a whole backup', () => {
     await expect(restoreBackup(source.ctx.db, Readable.from([`${JSON.stringify(newer)}\n`]))).rejects.toMatchObject({ code: 'invalid_backup', message: expect.stringContaining('9999') })
   })
 
-  it('says so when the file was cut short', async () => {
+  it('says so when the file was cut short, or names a table it does not hold', async () => {
     const { lines } = await backupLines(source.ctx.db, [b.id])
     const empty = await emptyDatabase(testDbMode())
     try {
+      // A crafted last line: its table names never reach SQL. No row is written, so the database stays empty.
+      const crafted = [lines[0]!.replace(/"tables":\{.*\}\}$/, '"tables":{}}'), JSON.stringify({ herald_backup_end: { rows: { 'projects; DROP TABLE users': 0 } } })]
+      await expect(restoreBackup(empty.db, Readable.from([`${crafted.join('\n')}\n`]))).rejects.toMatchObject({ code: 'invalid_backup', message: expect.stringContaining('does not hold') })
+      expect((await empty.db.query("SELECT to_regclass('users') AS t")).rows[0]).toEqual({ t: 'users' })
       await expect(restoreBackup(empty.db, Readable.from([`${lines.slice(0, -1).join('\n')}\n`]))).rejects.toMatchObject({ code: 'invalid_backup', message: expect.stringContaining('cut short') })
     } finally {
       await empty.drop()
