@@ -1,5 +1,7 @@
-// Subscriber import and export (issue 23): lines per second and the process's
-// peak RSS while POST /v1/subscribers/import streams a generated NDJSON file
+// Subscriber import and export (issue 23), in this one process (app.inject):
+// `npm run bench -- --only import` measures the same through a real server
+// process, with that process's peak RSS alone (bench/import-export.ts).
+// Here: lines per second and this process's peak RSS while POST /v1/subscribers/import streams a generated NDJSON file
 // (never built in memory) and GET /v1/subscribers/export streams it back.
 //
 //   node --import tsx bench/import.ts [lines, default 100000]

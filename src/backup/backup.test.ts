@@ -24,6 +24,7 @@ import { openTemplateCopy } from '../../test/support/embedded-template.ts'
 import { changedTables, fingerprinter } from '../../test/support/db-fingerprint.ts'
 import { addMember, PASSWORD } from '../../test/support/members.ts'
 import { startPushService, type PushService, type TestSubscription } from '../../test/support/push-service.ts'
+import { insertMedia } from '../media/media.store.ts'
 import { BACKUP_TABLES, NOT_BACKED_UP } from './backup-tables.ts'
 import { writeBackup, type BackupSummary } from './backup.ts'
 import { backupToFile, RESTORE_NOT_EMPTY_EXIT, runBackupCommand } from './cli.ts'
@@ -124,6 +125,8 @@ beforeAll(async () => {
   })
   expect(scheduled.statusCode, scheduled.body).toBe(202)
   await addMember(source, a.id, 'ann@example.com', 'admin')
+  // A hosted file, bytes and all (bytea goes through the file as hex).
+  await insertMedia(source.ctx.db, { sha256: 'ab'.repeat(32), ext: 'png', content_type: 'image/png', width: 1, height: 1, bytes: Buffer.from([0, 1, 0x5c, 0x78, 255]) })
 }, 120_000)
 
 afterAll(async () => {
@@ -165,13 +168,15 @@ describe(`backup on ${testDbMode()}, restore on ${OTHER_MODE}`, () => {
   it('writes a gzip file only its owner can read, and restores it whole: every row as it was', async () => {
     const summary = await backupToFile(source.ctx.db, null, file)
     expect(fs.statSync(file).mode & 0o777).toBe(0o600)
-    expect(summary.rows).toMatchObject({ projects: 2, subscribers: 4, users: 1 })
+    expect(summary.rows).toMatchObject({ projects: 2, subscribers: 4, users: 1, media: 1 })
     const restored = await restoreBackupFile(target.db, file)
     expect(restored).toMatchObject({ projects: 2, rows: summary.rows, rescheduled: 1, interrupted: 0 })
     // Backed up again from the restored database, every record is the same text.
     const again = await backupLines(target.db, null)
     expect(records(again.lines)).toEqual(records(await fileLines(file)))
     // The scheduled broadcast's job, made again (jobs are not in a backup), due when it was.
+    const media = await target.db.query<{ bytes: Uint8Array }>('SELECT bytes FROM media')
+    expect(media.rows.map((m) => [...m.bytes])).toEqual([[0, 1, 0x5c, 0x78, 255]])
     const jobs = await target.db.query<{ payload: { broadcast_id: string }; run_at: Date }>("SELECT payload, run_at FROM jobs WHERE kind = 'fire_broadcast'")
     const scheduled = await target.db.query<{ id: string; scheduled_at: Date }>('SELECT id, scheduled_at FROM broadcasts')
     expect(jobs.rows.map((j) => [j.payload.broadcast_id, new Date(j.run_at).getTime()])).toEqual(scheduled.rows.map((r) => [r.id, new Date(r.scheduled_at).getTime()]))
@@ -222,10 +227,14 @@ describe('a file that is not a whole backup', () => {
     await expect(restoreBackup(source.ctx.db, Readable.from([`${JSON.stringify(newer)}\n`]))).rejects.toMatchObject({ code: 'invalid_backup', message: expect.stringContaining('9999') })
   })
 
-  it('says so when the file was cut short', async () => {
+  it('says so when the file was cut short, or names a table it does not hold', async () => {
     const { lines } = await backupLines(source.ctx.db, [b.id])
     const empty = await emptyDatabase(testDbMode())
     try {
+      // A crafted last line: its table names never reach SQL. No row is written, so the database stays empty.
+      const crafted = [lines[0]!.replace(/"tables":\{.*\}\}$/, '"tables":{}}'), JSON.stringify({ herald_backup_end: { rows: { 'projects; DROP TABLE users': 0 } } })]
+      await expect(restoreBackup(empty.db, Readable.from([`${crafted.join('\n')}\n`]))).rejects.toMatchObject({ code: 'invalid_backup', message: expect.stringContaining('does not hold') })
+      expect((await empty.db.query("SELECT to_regclass('users') AS t")).rows[0]).toEqual({ t: 'users' })
       await expect(restoreBackup(empty.db, Readable.from([`${lines.slice(0, -1).join('\n')}\n`]))).rejects.toMatchObject({ code: 'invalid_backup', message: expect.stringContaining('cut short') })
     } finally {
       await empty.drop()

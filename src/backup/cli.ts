@@ -85,7 +85,10 @@ export async function runBackupCommand(db: Database, command: string, args: stri
     }
     const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true })
     if (positionals.length !== 1) throw new UsageError('expected one FILE')
-    const summary = await restoreBackupFile(db, positionals[0]!)
+    // A restore of millions takes minutes: on a terminal, the rows written so far, on one line.
+    const progress = process.stderr.isTTY ? (n: number) => void process.stderr.write(`\rherald restore: ${n.toLocaleString('en-US')} rows written`) : undefined
+    const summary = await restoreBackupFile(db, positionals[0]!, progress)
+    if (progress) process.stderr.write('\n')
     console.log(JSON.stringify(summary, null, 2))
     return 0
   } catch (err) {

@@ -126,7 +126,7 @@ async function insertBatch(db: Database, table: string, columns: string, rows: s
  * writes nothing) when it is not, or when the file is not a backup this
  * release can read.
  */
-export async function restoreBackup(db: Database, input: AsyncIterable<Buffer | string>): Promise<RestoreSummary> {
+export async function restoreBackup(db: Database, input: AsyncIterable<Buffer | string>, onProgress?: (rowsSoFar: number) => void): Promise<RestoreSummary> {
   const lines = readLines(input, MAX_LINE_BYTES)[Symbol.asyncIterator]()
   const first = await lines.next()
   const header = parseHeader(first.done ? null : first.value.text)
@@ -146,10 +146,13 @@ export async function restoreBackup(db: Database, input: AsyncIterable<Buffer | 
   let batchTable: string | null = null
   let batch: string[] = []
   let batchBytes = 0
+  let written = 0
   const flush = async (): Promise<void> => {
     if (batchTable === null || batch.length === 0) return
     await insertBatch(db, batchTable, columns.get(batchTable)!, batch)
     rows[batchTable]! += batch.length
+    written += batch.length
+    onProgress?.(written)
     batch = []
     batchBytes = 0
   }
@@ -242,6 +245,6 @@ async function verify(db: Database, expected: Record<string, number>, restored: 
 }
 
 /** restoreBackup from a file (gzip or not). */
-export async function restoreBackupFile(db: Database, file: string): Promise<RestoreSummary> {
-  return restoreBackup(db, await openBackupFile(file))
+export async function restoreBackupFile(db: Database, file: string, onProgress?: (rowsSoFar: number) => void): Promise<RestoreSummary> {
+  return restoreBackup(db, await openBackupFile(file), onProgress)
 }
