@@ -29,7 +29,8 @@ describe.skipIf(!browserAvailable)('compose with templates and languages in Chro
     project = await herald.t.project({ name: 'Acme Shop', plan: 'plus' })
     for (const [name, extra] of Object.entries({ ana: { tags: { first_name: 'Ana' }, locale: 'fr-FR' }, bob: { tags: { first_name: 'Bob' } }, nameless: {} })) {
       const subscription = push.createSubscription()
-      await herald.t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { ...subscription, ...extra } })
+      const res = await herald.t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { ...subscription, ...extra } })
+      if (res.statusCode !== 201) throw new Error(`subscribe ${name}: ${res.statusCode} ${res.body}`)
       subscribers[name] = subscription
     }
     await api('POST', '/v1/templates', {
