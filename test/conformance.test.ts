@@ -1101,7 +1101,7 @@ describe('decisions.md §3: subscribers', () => {
     const res = await bearer(p, 'GET', `/v1/subscribers/${id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
-      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, source: 'subscribe', created_at: expect.any(Number), last_seen_at: expect.any(Number),
+      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, locale: null, source: 'subscribe', created_at: expect.any(Number), last_seen_at: expect.any(Number),
     })
     expect(Number.isInteger(res.json().created_at)).toBe(true)
     const anon = await subscribe(p)
@@ -1501,7 +1501,7 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     const listed = (content(doc.paths['/v1/broadcasts'].get) as { properties: { broadcasts: { items: Schema } } }).properties.broadcasts.items
     for (const schema of [single, listed]) {
       expect(schema.required).toEqual(expect.arrayContaining(['pending', 'retrying', 'failures', 'by_push_service', 'last_error', 'next_attempt_at']))
-      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable'])
+      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable', 'skipped'])
       expect(Object.keys(schema.properties.by_push_service.properties!)).toEqual(['fcm', 'mozilla', 'apple', 'wns', 'other'])
     }
   })
