@@ -80,6 +80,7 @@ describe.skipIf(!browserAvailable)('compose with templates and languages in Chro
 
     await page.locator('#confirm-send').click()
     await page.getByText('Broadcast sent.').waitFor()
+    expect(await page.locator('[data-failure="skipped"]').textContent()).toBe('0 skipped')
     await expect.poll(() => push.received.length, { timeout: 15_000 }).toBe(3)
     const got = (name: string) => push.receivedFor(subscribers[name].endpoint)[0]?.payload as Record<string, unknown> | undefined
     expect(got('ana')).toMatchObject({ title: 'Bonjour Ana', body: 'Commande A-1042 en route', url: '/orders/A-1042' })

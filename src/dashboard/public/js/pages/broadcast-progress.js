@@ -31,6 +31,7 @@ const FAILURES = [
   ['gone', 'gone', 'the subscription no longer exists'],
   ['rejected', 'rejected', 'the push service refused it'],
   ['unreachable', 'unreachable', 'no answer, or only errors, until the retries ran out'],
+  ['skipped', 'skipped', 'sent nothing: a variable without a value, a field too long or a link that broke the rules (docs/templates.md)'],
 ]
 
 export function lastErrorText(error) {
@@ -63,7 +64,7 @@ export function progressDetails(b) {
     h('p', { class: 'failures', id: 'broadcast-failures' }, 'Failed by reason: ',
       FAILURES.map(([key, label, why], i) => [
         i ? ', ' : '',
-        h('span', { 'data-failure': key, title: why }, `${formatNumber(b.failures[key])} ${label}`),
+        h('span', { 'data-failure': key, title: why }, `${formatNumber(b.failures[key] ?? 0)} ${label}`),
       ]), '.'),
     services.length
       ? h('div', { class: 'table-wrap by-service' }, h('table', { id: 'by-push-service' },
