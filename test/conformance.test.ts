@@ -1104,7 +1104,7 @@ describe('decisions.md §3: subscribers', () => {
     const res = await bearer(p, 'GET', `/v1/subscribers/${id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
-      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, source: 'subscribe', timezone: null, created_at: expect.any(Number), last_seen_at: expect.any(Number),
+      id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, locale: null, source: 'subscribe', timezone: null, created_at: expect.any(Number), last_seen_at: expect.any(Number),
     })
     expect(Number.isInteger(res.json().created_at)).toBe(true)
     const anon = await subscribe(p)
@@ -1504,8 +1504,8 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     const listed = (content(doc.paths['/v1/broadcasts'].get) as { properties: { broadcasts: { items: Schema } } }).properties.broadcasts.items
     for (const schema of [single, listed]) {
       expect(schema.required).toEqual(expect.arrayContaining(['pending', 'retrying', 'failures', 'by_push_service', 'last_error', 'next_attempt_at']))
-      // capped: added by frequency caps (issue 24), after the three reasons there were.
-      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable', 'capped'])
+      // skipped (templates) and capped (frequency caps), issue 24: added after the three reasons there were.
+      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable', 'skipped', 'capped'])
       expect(Object.keys(schema.properties.by_push_service.properties!)).toEqual(['fcm', 'mozilla', 'apple', 'wns', 'other'])
     }
   })

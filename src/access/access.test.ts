@@ -10,7 +10,7 @@ describe('what an API key may do, by scope (issue 13)', () => {
     expect(held(key('full'))).toEqual(PERMISSIONS.filter((p) => p !== 'members:manage'))
   })
   it('send: send, read broadcasts, stop; nothing of groups, subscribers or webhooks', () => {
-    expect(held(key('send'))).toEqual(['project:read', 'broadcasts:read', 'broadcasts:send'])
+    expect(held(key('send'))).toEqual(['project:read', 'broadcasts:read', 'broadcasts:send', 'templates:write'])
   })
   it('subscribers, groups, webhooks: their own domain only', () => {
     expect(held(key('subscribers'))).toEqual(['project:read', 'subscribers:read', 'subscribers:tags', 'subscribers:write'])
@@ -29,7 +29,7 @@ describe('what a member may do, by role (issue 13)', () => {
   })
   it("editor: reads, compose and send, groups, subscribers' tags; not erasure, webhooks, settings, keys, members or the audit log", () => {
     expect(held(user('editor'))).toEqual([
-      'project:read', 'broadcasts:read', 'broadcasts:send', 'groups:read', 'groups:write',
+      'project:read', 'broadcasts:read', 'broadcasts:send', 'templates:write', 'groups:read', 'groups:write',
       'subscribers:read', 'subscribers:tags', 'webhooks:read',
     ])
   })

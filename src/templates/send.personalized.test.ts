@@ -57,7 +57,7 @@ describe('variables', () => {
   it('renders tags, external_id, locale and data per subscriber, with filter and template defaults, in every field', async () => {
     const ana = await browser({ external_id: 'ana', tags: { first_name: 'Ana', plan: 'gold' }, locale: 'pt-br' })
     const bob = await browser({ tags: { plan: 7 } })
-    const { state } = await sendAndWait({
+    const { id, state } = await sendAndWait({
       target: { type: 'all' },
       notification: {
         title: 'Hi {{ tags.first_name | default: "there" }}',
@@ -80,6 +80,7 @@ describe('variables', () => {
     expect(payloadOf(bob)).toMatchObject({ title: 'Hi there', body: 'Order A-17 for guest (7, unknown)', url: 'https://shop.example.com/o/A-17?u=guest', icon: 'https://cdn.example.com/7.png' })
     // A personalized push never carries the declarative form, whose click links redirect to URLs the broadcast stores.
     expect(payloadOf(ana)).not.toHaveProperty('web_push')
+    expect(id).toMatch(/^bdc_/)
   })
 
   it('missing "default" prints empty; "skip_subscriber" skips, counted as skipped with the cause in the failed event', async () => {
@@ -127,6 +128,22 @@ describe('variables', () => {
     expect(view.failures.skipped).toBe(1)
     expect(payloadOf(long)).toBeUndefined()
     expect(payloadOf(short)).toMatchObject({ title: 'Hello Al' })
+  })
+
+  it('a rendered push over 4096 bytes gets its body cut to fit (truncate), or is not sent (skip): never the fetch stub', async () => {
+    // 8 × 256 emoji: 2,048 characters (the body's limit) of 4 bytes each, twice what one push record holds.
+    const wide = await browser({ tags: { e: '😀'.repeat(256) } })
+    const notification = { title: 't', body: '{{tags.e}}'.repeat(8) }
+    await sendAndWait({ target: { type: 'all' }, notification })
+    const got = payloadOf(wide)!
+    expect(got).not.toHaveProperty('fetch')
+    expect(Buffer.byteLength(JSON.stringify(got))).toBeLessThanOrEqual(4096)
+    expect((got.body as string).endsWith('…')).toBe(true)
+    expect((got.body as string).length).toBeGreaterThan(1000)
+    push.reset()
+    const { id } = await sendAndWait({ target: { type: 'all' }, notification, on_too_long: 'skip' })
+    expect(payloadOf(wide)).toBeUndefined()
+    expect((await failedEvents(id))[0].meta.cause).toBe('too_long: the push is over 4096 bytes')
   })
 
   it('a variable cannot turn a URL into another scheme or host: refused at send, or the subscriber skipped when rendered', async () => {
@@ -255,7 +272,23 @@ describe('dry run', () => {
     const { id, view } = await sendAndWait({ target: { type: 'all' }, notification: { title: 'Plain', body: 'text' }, data: { unused: 1 } })
     expect(view).not.toHaveProperty('personalization')
     expect(payloadOf(a)).toMatchObject({ title: 'Plain' })
-    const jobs = await t.ctx.db.query<{ v: number }>("SELECT DISTINCT payload_version AS v FROM jobs WHERE payload ->> 'broadcast_id' = $1", [id])
-    expect(jobs.rows.every((r) => r.v === 1)).toBe(true)
+    expect(id).toMatch(/^bdc_/)
+  })
+
+  it("a personalized broadcast's jobs are version 2 (a worker of the release before leaves them), a plain one's version 1", async () => {
+    const ana = await browser({ tags: { first_name: 'Ana' } })
+    const later = Date.now() + 3_600_000
+    const scheduled = async (notification: Record<string, unknown>) => {
+      const id = await send(t, project, { target: { type: 'all' }, notification, scheduled_at: later })
+      const jobs = await t.ctx.db.query<{ kind: string; v: number }>("SELECT kind, payload_version AS v FROM jobs WHERE payload ->> 'broadcast_id' = $1", [id])
+      return { id, jobs: jobs.rows }
+    }
+    const personal = await scheduled({ title: 'Hi {{ tags.first_name }}', body: 'b' })
+    expect(personal.jobs).toEqual([{ kind: 'fire_broadcast', v: 2 }])
+    expect((await scheduled({ title: 'Hi', body: 'b' })).jobs).toEqual([{ kind: 'fire_broadcast', v: 1 }])
+    // Fired now: the fan-out it starts keeps version 2 and renders.
+    await t.ctx.db.query("UPDATE jobs SET run_at = now() WHERE payload ->> 'broadcast_id' = $1", [personal.id])
+    await waitForBroadcast(t, project, personal.id)
+    expect(payloadOf(ana)).toMatchObject({ title: 'Hi Ana', broadcast_id: personal.id })
   })
 })

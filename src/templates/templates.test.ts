@@ -74,6 +74,13 @@ describe('templates', () => {
     expect((await call('GET', `/v1/templates/${tpl.id}`)).json().error.code).toBe('template_not_found')
     expect((await call('DELETE', `/v1/templates/${tpl.id}`)).statusCode).toBe(404)
     expect((await call('GET', '/v1/templates/garbage')).statusCode).toBe(404)
+    // Each change once in the audit log, without the template's text; refusals none.
+    const log = (await call('GET', `/v1/audit-log?target_id=${tpl.id}`)).json().entries
+    expect(log.map((e: { action: string; details: unknown }) => [e.action, e.details])).toEqual([
+      ['template.delete', {}],
+      ['template.update', { fields: ['notification'] }],
+      ['template.create', { name: 'Welcome' }],
+    ])
   })
 
   it('POST /v1/send with template_id: its fields and defaults; another project\'s template is 404; notification beside it is 400', async () => {

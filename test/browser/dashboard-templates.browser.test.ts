@@ -29,7 +29,8 @@ describe.skipIf(!browserAvailable)('compose with templates and languages in Chro
     project = await herald.t.project({ name: 'Acme Shop', plan: 'plus' })
     for (const [name, extra] of Object.entries({ ana: { tags: { first_name: 'Ana' }, locale: 'fr-FR' }, bob: { tags: { first_name: 'Bob' } }, nameless: {} })) {
       const subscription = push.createSubscription()
-      await herald.t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { ...subscription, ...extra } })
+      const res = await herald.t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { ...subscription, ...extra } })
+      if (res.statusCode !== 201) throw new Error(`subscribe ${name}: ${res.statusCode} ${res.body}`)
       subscribers[name] = subscription
     }
     await api('POST', '/v1/templates', {
@@ -79,21 +80,30 @@ describe.skipIf(!browserAvailable)('compose with templates and languages in Chro
 
     await page.locator('#confirm-send').click()
     await page.getByText('Broadcast sent.').waitFor()
+    expect(await page.locator('[data-failure="skipped"]').textContent()).toBe('0 skipped')
     await expect.poll(() => push.received.length, { timeout: 15_000 }).toBe(3)
     const got = (name: string) => push.receivedFor(subscribers[name].endpoint)[0]?.payload as Record<string, unknown> | undefined
     expect(got('ana')).toMatchObject({ title: 'Bonjour Ana', body: 'Commande A-1042 en route', url: '/orders/A-1042' })
     expect(got('bob')).toMatchObject({ title: 'Hi Bob', body: 'Order A-1042 is on its way' })
     expect(got('nameless')).toMatchObject({ title: 'Hi there' })
 
-    // Save as template: the compose form (draft cleared after the send) with a fresh title.
-    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Compose', exact: true }).click()
+    // Duplicate keeps the data, the choices and the languages.
+    await page.getByRole('button', { name: 'Duplicate' }).click()
+    await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor()
+    expect(await page.getByLabel('Data (optional)').inputValue()).toBe('order_id=A-1042')
+    expect(await page.getByLabel('Language (BCP 47 tag)').inputValue()).toBe('fr')
+    expect(await page.getByLabel('Title in this language').inputValue()).toBe('Bonjour {{ tags.first_name }}')
+    expect(await page.locator('#compose-missing').inputValue()).toBe('skip_subscriber')
+
+    // Save as template: the duplicated form with a fresh title and body (its French version goes with it).
     await page.getByLabel('Title', { exact: true }).fill('Welcome {{ tags.first_name }}')
     await page.getByLabel('Body', { exact: true }).fill('Glad you are here')
     await page.getByLabel('Save the form as').fill('Welcome')
     await page.getByRole('button', { name: 'Save as template' }).click()
     await page.getByText('Saved as template “Welcome”.').waitFor()
     const saved = (await api('GET', '/v1/templates')).templates.map((t: { name: string; variables: string[] }) => [t.name, t.variables])
-    expect(saved).toEqual([['Order shipped', ['data.order_id', 'tags.first_name']], ['Welcome', ['tags.first_name']]])
+    expect(saved).toEqual([['Order shipped', ['data.order_id', 'tags.first_name']], ['Welcome', ['data.order_id', 'tags.first_name']]])
+    expect((await api('GET', '/v1/templates')).templates[1].localized).toEqual({ fr: { title: 'Bonjour {{ tags.first_name }}', body: 'Commande {{ data.order_id }} en route' } })
 
     await page.setViewportSize(PHONE)
     await page.getByRole('button', { name: 'Add a language' }).click()

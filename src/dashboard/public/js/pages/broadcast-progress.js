@@ -31,6 +31,7 @@ const FAILURES = [
   ['gone', 'gone', 'the subscription no longer exists'],
   ['rejected', 'rejected', 'the push service refused it'],
   ['unreachable', 'unreachable', 'no answer, or only errors, until the retries ran out'],
+  ['skipped', 'skipped', 'sent nothing: a variable without a value, a field too long or a link that broke the rules (docs/templates.md)'],
   // Shown only when some were (most projects have no frequency caps).
   ['capped', 'capped', 'never sent: a frequency cap of the project would have been exceeded', true],
 ]
@@ -65,7 +66,7 @@ export function progressDetails(b) {
     h('p', { class: 'failures', id: 'broadcast-failures' }, 'Failed by reason: ',
       FAILURES.filter(([key, , , onlyIfAny]) => !onlyIfAny || b.failures[key] > 0).map(([key, label, why], i) => [
         i ? ', ' : '',
-        h('span', { 'data-failure': key, title: why }, `${formatNumber(b.failures[key])} ${label}`),
+        h('span', { 'data-failure': key, title: why }, `${formatNumber(b.failures[key] ?? 0)} ${label}`),
       ]), '.'),
     services.length
       ? h('div', { class: 'table-wrap by-service' }, h('table', { id: 'by-push-service' },
