@@ -40,7 +40,7 @@ export async function countAudience(q: Queryable, projectId: string, target: Aud
 }
 
 /** What sending to a subscriber needs (Recipient). */
-const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service'
+const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service, s.vapid_key_id'
 
 /**
  * The next `limit` audience members after `after` (keyset pagination: no
@@ -70,6 +70,8 @@ export interface Recipient {
   external_id: string | null
   /** Counted by, in the broadcast's progress (subscribers.push_service, migration 0006). */
   push_service: PushService
+  /** The VAPID pair the subscription was made with (migration 0024); null: the project's original pair. Absent: the current pair. */
+  vapid_key_id?: string | null
 }
 
 /** The audience members with ids in (after, through] (a batch job run again after a crash: its slice is fixed). */
@@ -94,7 +96,7 @@ export async function audienceSlice(
 /** Still-active subscribers of the project among ids (retries skip those that left meanwhile). */
 export async function activeRecipients(q: Queryable, projectId: string, ids: string[]): Promise<Recipient[]> {
   const result = await q.query<Recipient>(
-    `SELECT id, endpoint, p256dh, auth, external_id, push_service FROM subscribers
+    `SELECT id, endpoint, p256dh, auth, external_id, push_service, vapid_key_id FROM subscribers
       WHERE project_id = $1 AND status = 'active' AND id = ANY($2::text[]) ORDER BY id`,
     [projectId, ids],
   )

@@ -176,8 +176,14 @@ export type SendResponse = Static<typeof SendResponse>
 const NullableString = Type.Union([Type.String(), Type.Null()])
 const NullableTime = Type.Union([Type.Integer(), Type.Null()])
 
-/** Why a push failed for good: the subscription is gone (404/410), the push service refused it (another 4xx, or keys no push service takes), or no answer came within the TTL and the retries. */
-export const FAIL_REASONS = ['gone', 'rejected', 'unreachable'] as const
+/**
+ * Why a push failed for good: the subscription is gone (404/410), the push
+ * service refused it (another 4xx, or keys no push service takes), no answer
+ * came within the TTL and the retries, or (issue 23) the push service said the
+ * VAPID key is not the one the subscription was made with (Apple 400
+ * VapidPkHashMismatch, FCM 403, Mozilla 401).
+ */
+export const FAIL_REASONS = ['gone', 'rejected', 'unreachable', 'vapid_key_mismatch'] as const
 export type FailReason = (typeof FAIL_REASONS)[number]
 
 /** The reason codes of last_error (decisions.md "Broadcast progress and stop"). */
@@ -192,6 +198,7 @@ export const PUSH_ERROR_REASONS = [
   'private_address',
   'invalid_subscription',
   'vapid_key',
+  'vapid_key_mismatch',
 ] as const
 export type PushErrorReason = (typeof PUSH_ERROR_REASONS)[number]
 
@@ -201,7 +208,10 @@ const PushServiceCounts = Type.Object({ delivered: Count, failed: Count, retryin
 const BroadcastProgress = {
   pending: Type.Integer({ minimum: 0, description: 'Audience members not yet attempted; once the broadcast is no longer sending (stopped or failed), every push that will not be sent, those whose retry was canceled included. delivered + failed + pending + retrying = audience.' }),
   retrying: Type.Integer({ minimum: 0, description: 'Pushes waiting for a retry after a 429, a 5xx or no answer. Only a sending broadcast retries: 0 once it is stopped or failed.' }),
-  failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count }, { description: 'failed by reason; the three add up to failed.' }),
+  failures: Type.Object(
+    { gone: Count, rejected: Count, unreachable: Count, vapid_key_mismatch: Count },
+    { description: 'failed by reason; they add up to failed. vapid_key_mismatch: the push service refused the VAPID key as not the one the subscription was made with (counted under rejected before issue 23).' },
+  ),
   by_push_service: Type.Object(
     { fcm: PushServiceCounts, mozilla: PushServiceCounts, apple: PushServiceCounts, wns: PushServiceCounts, other: PushServiceCounts },
     { description: "delivered, failed and retrying by the subscriber's push service (every one always present)." },

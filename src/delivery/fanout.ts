@@ -171,7 +171,7 @@ async function sendAndRecord(
   }
   const timed = withTtlFrom(broadcast, ttlFrom)
   const sent = recipients.length > 0
-    ? await sendToRecipients(deps, timed, gate.project, plaintextOf(deps, broadcast, gate.project.vapid_private, gate.domain), recipients)
+    ? await sendToRecipients(deps, timed, gate.project, plaintextOf(deps, broadcast, gate.project.click_link_secret ?? gate.project.vapid_private, gate.domain), recipients)
     : { delivered: [], failed: [], retry: [], lastError: null }
   const settled = await settleRetries(deps, timed, sent.retry, attempt)
   const outcomes: BatchOutcomes = {

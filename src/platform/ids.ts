@@ -5,7 +5,7 @@ import { randomFillSync } from 'node:crypto'
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
 
-export type IdPrefix = 'prj' | 'key' | 'grp' | 'sub' | 'bdc' | 'evt' | 'whk' | 'req' | 'usr' | 'inv' | 'aud' | 'pwr'
+export type IdPrefix = 'prj' | 'key' | 'grp' | 'sub' | 'bdc' | 'evt' | 'whk' | 'req' | 'usr' | 'inv' | 'aud' | 'pwr' | 'vk'
 
 function encodeTime(ms: number): string {
   let out = ''

@@ -51,14 +51,16 @@ export interface ImportRow {
 
 /**
  * Writes new and changed rows in one statement. A new row is marked source
- * 'import'; an existing one keeps its source, its created_at and its
+ * 'import' and belongs to the project's current VAPID pair (issue 23); an
+ * existing one keeps its source, its VAPID pair, its created_at and its
  * last_seen_at (no browser was seen) and takes the line's status (active when it gives none). Returns each row's id.
  */
 export async function upsertImported(q: Queryable, projectId: string, rows: ImportRow[]): Promise<Map<string, string>> {
   if (rows.length === 0) return new Map()
   const result = await q.query<{ id: string; endpoint: string }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, created_at, last_seen_at, source, status)
-     SELECT r.id, $1, r.endpoint, r.p256dh, r.auth, r.external_id, r.tags, COALESCE(r.created_at, now()), now(), 'import', r.status
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, created_at, last_seen_at, source, status, vapid_key_id)
+     SELECT r.id, $1, r.endpoint, r.p256dh, r.auth, r.external_id, r.tags, COALESCE(r.created_at, now()), now(), 'import', r.status,
+            (SELECT p.vapid_key_id FROM projects p WHERE p.id = $1)
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::timestamptz[], $9::text[])
          AS r(id, endpoint, p256dh, auth, external_id, tags, created_at, status)
      ON CONFLICT (project_id, endpoint) DO UPDATE SET

@@ -98,6 +98,11 @@ export const SubscribeBody = Type.Object({
     TagValue,
     'Tags to set (see Subscriber.tags). On a repeat subscribe they are merged into the stored ones (the keys given win, the others stay), so a page never wipes tags the server set. 400 when the result would hold more than 50 keys.',
   )),
+  vapid_public: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: "The applicationServerKey the browser subscribed with (base64url), one of the project's VAPID public keys that is not retired, else 400. Omitted: the project's current key. Each push to this subscription is signed with that key; a repeat subscribe moves the subscription to the key it names (or to the current one).",
+  })),
 })
 export type SubscribeBody = Static<typeof SubscribeBody>
 
@@ -119,6 +124,7 @@ export const Subscriber = Type.Object({
   created_at: Type.Integer({ description: 'Unix ms' }),
   last_seen_at: Type.Integer({ description: 'Unix ms: the last subscribe from this browser (the first, or a repeat that refreshed it).' }),
   source: SubscriberSource,
+  vapid_key_id: Type.Optional(Type.String({ description: "vk_…: the project's VAPID key pair the subscription was made with, which signs every push to it (GET /v1/vapid-keys lists the pairs)." })),
 })
 export type Subscriber = Static<typeof Subscriber>
 

@@ -8,6 +8,7 @@ import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit, type AuditEntry } from '../audit/audit.store.ts'
 import { maskEndpoint } from '../access/masking.ts'
+import { originalVapidKeyId } from '../projects/vapid-keys.store.ts'
 
 /** Whether the caller may see push endpoints whole (access.ts SEES_PUSH_ENDPOINTS); masked otherwise. */
 export interface SubscriberView { endpoints: boolean }
@@ -24,6 +25,7 @@ function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Su
     created_at: row.created_at.getTime(),
     last_seen_at: row.last_seen_at.getTime(),
     source: row.source,
+    vapid_key_id: row.vapid_key_id ?? originalVapidKeyId(row.project_id),
   }
 }
 
