@@ -11,6 +11,7 @@ import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberList, TagsPat
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
+import type { RetiredVapidKey, RotatedVapidKeys, VapidKeyList, VapidKeyView } from '../projects/vapid-keys.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -39,6 +40,9 @@ export type ApiKey = ApiKeyView
 export type CreateApiKeyRequest = CreateApiKeyBody
 /** A new key: the only answer that holds `api_key`. */
 export type NewApiKey = CreatedApiKey
+/** One of a project's VAPID key pairs (never its private half): current or not, and its active subscribers. */
+export type VapidKey = VapidKeyView
+export type { RotatedVapidKeys, RetiredVapidKey }
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -64,6 +68,9 @@ export const ROUTES = {
   listApiKeys: ['GET', '/v1/api-keys'],
   createApiKey: ['POST', '/v1/api-keys'],
   revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
+  listProjectVapidKeys: ['GET', '/admin/v1/projects/{id}/vapid-keys'],
+  rotateProjectVapidKeys: ['POST', '/admin/v1/projects/{id}/vapid-keys/rotate'],
+  retireProjectVapidKey: ['DELETE', '/admin/v1/projects/{id}/vapid-keys/{key_id}'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -192,6 +199,21 @@ export function createHeraldClient(options: HeraldClientOptions) {
       create: (body: CreateApiKeyRequest = {}) => call<NewApiKey>('createApiKey', { body }),
       /** Revokes the key at once; 404 api_key_not_found for an id that is not this project's. */
       revoke: (id: string) => call<{ ok: true }>('revokeApiKey', { params: { id } }),
+    },
+    /**
+     * The operator API: give the operator token (HERALD_ADMIN_TOKEN) as `apiKey`;
+     * a project key gets 401 here. (A project's owners rotate from the dashboard.)
+     */
+    operator: {
+      vapidKeys: {
+        list: async (projectId: string) => (await call<VapidKeyList>('listProjectVapidKeys', { params: { id: projectId } })).vapid_keys,
+        /** Makes a new pair current (fresh, or the imported pair given); every existing subscription stays on its own. */
+        rotate: (projectId: string, imported?: { vapid_private: string; vapid_public: string }) =>
+          call<RotatedVapidKeys>('rotateProjectVapidKeys', { params: { id: projectId }, body: imported ?? {} }),
+        /** Retires a pair; 409 vapid_key_has_subscribers while in use, unless `force` (which expires those subscriptions and counts them). */
+        retire: (projectId: string, keyId: string, options: { force?: boolean } = {}) =>
+          call<RetiredVapidKey>('retireProjectVapidKey', { params: { id: projectId, key_id: keyId }, query: { force: options.force ? 'true' : undefined } }),
+      },
     },
   }
 }

@@ -4,7 +4,7 @@
 // with), retirement is refused while a key is in use unless the operator
 // forces it, and a push service's key-mismatch answer is recorded as its own
 // failure reason. Owners only, one project never reaches another's keys.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { send, waitForBroadcast } from '../../test/support/delivery.ts'
 import { addMember, signIn, type SignedIn } from '../../test/support/members.ts'
@@ -12,6 +12,7 @@ import { startPushService, type PushService, type TestSubscription } from '../..
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts'
 import { generateVapidKeys } from './vapid-keys.ts'
 import { isVapidKeyMismatch } from '../delivery/send-batch.ts'
+import { runProjectCommand } from './cli.ts'
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
 let t: TestApp
@@ -260,5 +261,42 @@ describe('who may list, rotate and retire', () => {
     expect(JSON.stringify(list)).not.toContain(a.id.slice(4))
     expect(await keysOf(a.id)).toEqual(aKeys)
     expect((await rotate('prj_00000000000000000000000000')).json().error.code).toBe('project_not_found')
+  })
+})
+
+describe('herald projects vapid-keys | rotate-vapid-keys | retire-vapid-key (in process: the same code the binary runs)', () => {
+  /** Runs one CLI command; its exit code and the JSON it printed. */
+  async function herald(...args: string[]): Promise<{ code: number | null; out: any; err: string }> {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined)
+    const error = vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    try {
+      const code = await runProjectCommand(t.ctx.db, t.ctx.config, args[0], args.slice(1))
+      const printed = log.mock.calls.map((c) => String(c[0])).join('\n')
+      return { code, out: printed ? JSON.parse(printed) : null, err: error.mock.calls.map((c) => String(c[0])).join('\n') }
+    } finally {
+      log.mockRestore()
+      error.mockRestore()
+    }
+  }
+
+  it('lists, rotates (fresh or imported), and retires with --force, printing the count', async () => {
+    const project = await t.project()
+    await subscribe(project, push.createSubscription({ applicationServerKey: project.vapidPublic }))
+    const listed = await herald('projects', 'vapid-keys', project.id)
+    expect(listed.code).toBe(0)
+    const original = listed.out.vapid_keys[0]
+    expect(original).toMatchObject({ current: true, active_subscribers: 1 })
+    const imported = generateVapidKeys()
+    const rotated = await herald('projects', 'rotate-vapid-keys', project.id, `--vapid-private=${imported.privateKey}`, `--vapid-public=${imported.publicKey}`)
+    expect(rotated.out.vapid_key).toMatchObject({ public_key: imported.publicKey, current: true })
+    const half = await herald('projects', 'rotate-vapid-keys', project.id, `--vapid-public=${imported.publicKey}`)
+    expect(half.code).toBe(2)
+    const refused = await herald('projects', 'retire-vapid-key', project.id, original.id)
+    expect(refused.code).toBe(1)
+    expect(JSON.parse(refused.err).error).toMatchObject({ code: 'vapid_key_has_subscribers', active_subscribers: 1 })
+    const forced = await herald('projects', 'retire-vapid-key', project.id, original.id, '--force')
+    expect(forced).toMatchObject({ code: 0, out: { expired_subscribers: 1, vapid_key: { id: original.id } } })
+    const audit = await t.ctx.db.query<{ actor_type: string; action: string }>("SELECT actor_type, action FROM audit_log WHERE project_id = $1 AND action LIKE 'vapid_key.%' ORDER BY id", [project.id])
+    expect(audit.rows).toEqual([{ actor_type: 'operator', action: 'vapid_key.rotate' }, { actor_type: 'operator', action: 'vapid_key.retire' }])
   })
 })

@@ -1,10 +1,11 @@
 // Settings: webhooks (webhooks-section.js: status, delivery log, test, edit,
-// enable, rotate), the project's default icon (PATCH /v1/me), and the
-// snippet to paste into the site.
+// enable, rotate), the project's default icon (PATCH /v1/me), the VAPID keys
+// for owners (vapid-keys-section.js), and the snippet to paste into the site.
 import { patch } from '../api.js'
 import { append, field, h, readAsDataUrl, replace } from '../dom.js'
 import { errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
 import { webhooksSection } from './webhooks-section.js'
+import { vapidKeysSection } from './vapid-keys-section.js'
 
 export async function render(view, session, { flash }) {
   const me = session.me
@@ -13,6 +14,8 @@ export async function render(view, session, { flash }) {
     flash ? okBox(flash) : null,
     await webhooksSection(),
     iconSection(session),
+    // Owners only (vapid_keys:manage): rotating or retiring a key can silence subscribers.
+    session.can('vapid_keys:manage') ? await vapidKeysSection(session) : null,
     snippetSection(me),
   )
 }
