@@ -192,7 +192,8 @@
           })
         }).catch(fromBrowser('push_service_failed', "The browser's push service gave no subscription")).then(function (subscription) {
           var json = subscription.toJSON()
-          var body = { endpoint: json.endpoint, keys: json.keys }
+          // The key it was made with (issue 23): after a rotation a browser may still hold the previous key (cached up to an hour), and Herald must sign with that one.
+          var body = { endpoint: json.endpoint, keys: json.keys, vapid_public: results[1].vapid_public }
           if (options.externalId !== undefined) body.external_id = options.externalId
           if (options.groupIds !== undefined) body.group_ids = options.groupIds
           if (options.tags !== undefined) body.tags = options.tags
