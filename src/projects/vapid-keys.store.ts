@@ -85,6 +85,12 @@ export async function findVapidKeyByPublic(q: Queryable, projectId: string, publ
   return result.rows[0] ?? null
 }
 
+/** The project's pairs not retired, by public key (an import resolves each line's vapid_public against them). */
+export async function usableVapidKeyIds(q: Queryable, projectId: string): Promise<Map<string, string>> {
+  const result = await q.query<{ id: string; public_key: string }>('SELECT id, public_key FROM vapid_keys WHERE project_id = $1 AND retired_at IS NULL ORDER BY created_at, id', [projectId])
+  return new Map(result.rows.map((row) => [row.public_key, row.id]))
+}
+
 /** Active subscribers on the key (the rows stay as they are). */
 export async function countActiveOnKey(q: Queryable, projectId: string, keyId: string): Promise<number> {
   const result = await q.query<{ n: number }>(

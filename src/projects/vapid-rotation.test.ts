@@ -102,13 +102,22 @@ describe('rotation keeps every subscriber, each signed with its own key', () => 
     await t.app.inject({ method: 'POST', url: `/v1/unsubscribe?project=${project.id}`, payload: { endpoint: moving.endpoint } })
   })
 
-  it('an imported line belongs to the current key', async () => {
-    const line = push.createSubscription()
-    const res = await t.app.inject({ method: 'POST', url: '/v1/subscribers/import', headers: { ...project.auth, 'content-type': 'application/x-ndjson' }, payload: `${JSON.stringify(line)}\n` })
-    expect(res.json()).toMatchObject({ imported: 1 })
-    const row = await t.ctx.db.query<{ vapid_key_id: string; id: string }>('SELECT id, vapid_key_id FROM subscribers WHERE endpoint = $1', [line.endpoint])
-    expect(row.rows[0].vapid_key_id).toBe(second.id)
-    await t.ctx.db.query("UPDATE subscribers SET status = 'unsubscribed' WHERE id = $1", [row.rows[0].id])
+  it('an imported line belongs to the current key, or to the key its vapid_public names; an unknown key skips the line', async () => {
+    const plain = push.createSubscription()
+    const named = push.createSubscription({ applicationServerKey: first.public_key })
+    const unknown = push.createSubscription()
+    const body = [{ ...plain }, { ...named, vapid_public: first.public_key }, { ...unknown, vapid_public: generateVapidKeys().publicKey }].map((l) => JSON.stringify(l)).join('\n')
+    const res = await t.app.inject({ method: 'POST', url: '/v1/subscribers/import', headers: { ...project.auth, 'content-type': 'application/x-ndjson' }, payload: `${body}\n` })
+    expect(res.json()).toMatchObject({ imported: 2, skipped: 1, errors: [{ line: 3, field: 'vapid_public', reason: expect.stringContaining('not one of this project') }] })
+    const keyOf = async (endpoint: string) => (await t.ctx.db.query<{ vapid_key_id: string }>('SELECT vapid_key_id FROM subscribers WHERE endpoint = $1', [endpoint])).rows[0]?.vapid_key_id
+    expect(await keyOf(plain.endpoint)).toBe(second.id)
+    expect(await keyOf(named.endpoint)).toBe(first.id)
+    expect(await keyOf(unknown.endpoint)).toBeUndefined()
+    // The same file again changes nothing: each keeps its key.
+    const again = await t.app.inject({ method: 'POST', url: '/v1/subscribers/import', headers: { ...project.auth, 'content-type': 'application/x-ndjson' }, payload: `${body}\n` })
+    expect(again.json()).toMatchObject({ imported: 0, updated: 0, skipped: 1 })
+    expect([await keyOf(plain.endpoint), await keyOf(named.endpoint)]).toEqual([second.id, first.id])
+    await t.ctx.db.query("UPDATE subscribers SET status = 'unsubscribed' WHERE endpoint = ANY($1::text[])", [[plain.endpoint, named.endpoint]])
   })
 
   it('retiring a key in use is refused with the count; the current key cannot be retired; nothing changes', async () => {
