@@ -17,6 +17,7 @@ import { AppError } from './platform/errors.ts'
 import { registerAdminRoutes } from './projects/admin.routes.ts'
 import { registerMeRoutes } from './projects/me.routes.ts'
 import { registerApiKeysRoutes } from './projects/api-keys.routes.ts'
+import { registerVapidKeyRoutes } from './projects/vapid-keys.routes.ts'
 import { documentBearerRoute } from './projects/project-auth.ts'
 import { registerSessionRoutes } from './accounts/session.routes.ts'
 import { registerMembersRoutes } from './projects/members.routes.ts'
@@ -131,6 +132,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerAdminRoutes(app, ctx)
   registerMeRoutes(app, ctx)
   registerApiKeysRoutes(app, ctx)
+  registerVapidKeyRoutes(app, ctx)
   registerSessionRoutes(app, ctx)
   registerMembersRoutes(app, ctx)
   registerAuditRoutes(app, ctx)

@@ -1096,7 +1096,7 @@ describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
 })
 
 describe('decisions.md §3: subscribers', () => {
-  it('GET /v1/subscribers/:sid: { id, endpoint, external_id, status, push_service, group_ids, tags, source, created_at, last_seen_at }', async () => {
+  it('GET /v1/subscribers/:sid: { id, endpoint, external_id, status, push_service, group_ids, tags, source, created_at, last_seen_at, vapid_key_id }', async () => {
     const p = await newProject()
     const g = await createGroup(p)
     const ep = endpoint()
@@ -1105,6 +1105,8 @@ describe('decisions.md §3: subscribers', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
       id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, locale: null, source: 'subscribe', timezone: null, created_at: expect.any(Number), last_seen_at: expect.any(Number),
+      // Issue 23: the VAPID pair it was made with, here the project's original one.
+      vapid_key_id: `vk_${p.id.slice(4)}`,
     })
     expect(Number.isInteger(res.json().created_at)).toBe(true)
     const anon = await subscribe(p)
@@ -1504,8 +1506,8 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
     const listed = (content(doc.paths['/v1/broadcasts'].get) as { properties: { broadcasts: { items: Schema } } }).properties.broadcasts.items
     for (const schema of [single, listed]) {
       expect(schema.required).toEqual(expect.arrayContaining(['pending', 'retrying', 'failures', 'by_push_service', 'last_error', 'next_attempt_at']))
-      // skipped (templates) and capped (frequency caps), issue 24: added after the three reasons there were.
-      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable', 'skipped', 'capped'])
+      // skipped (templates) and capped (frequency caps), issue 24, and vapid_key_mismatch, issue 23: added after the three reasons there were.
+      expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable', 'skipped', 'capped', 'vapid_key_mismatch'])
       expect(Object.keys(schema.properties.by_push_service.properties!)).toEqual(['fcm', 'mozilla', 'apple', 'wns', 'other'])
     }
   })

@@ -60,7 +60,11 @@ async function populate(project: TestProject, tag: string): Promise<RouteIds> {
     "INSERT INTO invites (id, project_id, email, role, token_hash, expires_at) VALUES ($1, $2, $3, 'viewer', $4, now() + interval '1 day') RETURNING id",
     [`inv_${tag}`, project.id, `invited-${tag}@example.com`, `hash-${tag}`],
   )).rows[0].id
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, member, invite }
+  // Two rotations: the key between them is neither current nor in use, so an owner may retire it.
+  const rotate = () => t.app.inject({ method: 'POST', url: `/admin/v1/projects/${project.id}/vapid-keys/rotate`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  const spareVapidKey = (await ok(await rotate())).vapid_key.id
+  await ok(await rotate())
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, member, invite, spareVapidKey }
 }
 
 function send(route: BearerRouteCase, ids: RouteIds, headers: Record<string, string>) {

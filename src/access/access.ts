@@ -21,6 +21,7 @@ export const PERMISSIONS = [
   'webhooks:write',
   'keys:manage', // list, create and revoke the project's API keys
   'members:manage', // invite members, change roles, remove members
+  'vapid_keys:manage', // list, rotate and retire the project's VAPID key pairs (issue 23): owners only
   'audit:read',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
@@ -40,8 +41,10 @@ const READ: Permission[] = ['project:read', 'broadcasts:read', 'groups:read', 's
 const ALL: readonly Permission[] = PERMISSIONS
 
 const BY_SCOPE: Record<KeyScope, ReadonlySet<Permission>> = {
-  // Members are people: a key never manages them.
-  full: new Set(ALL.filter((p) => p !== 'members:manage')),
+  // Members are people: a key never manages them. Nor the VAPID keys: a leaked
+  // API key must not be able to move the project's subscriptions to a key pair
+  // nobody keeps, or retire the one they use.
+  full: new Set(ALL.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage')),
   send: new Set(['project:read', 'broadcasts:read', 'broadcasts:send', 'templates:write']),
   subscribers: new Set(['project:read', 'subscribers:read', 'subscribers:tags', 'subscribers:write']),
   groups: new Set(['project:read', 'groups:read', 'groups:write']),
@@ -50,7 +53,8 @@ const BY_SCOPE: Record<KeyScope, ReadonlySet<Permission>> = {
 
 const BY_ROLE: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ALL),
-  admin: new Set(ALL.filter((p) => p !== 'members:manage')),
+  // Rotating or retiring a VAPID key can silence every subscriber: an owner's call (docs/vapid-keys.md).
+  admin: new Set(ALL.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage')),
   editor: new Set([...READ, 'broadcasts:send', 'templates:write', 'groups:write', 'subscribers:tags']),
   viewer: new Set(READ),
 }

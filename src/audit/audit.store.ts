@@ -35,6 +35,8 @@ export const AUDIT_ACTIONS = [
   'member.remove',
   'invite.revoke',
   'project.update',
+  'vapid_key.rotate',
+  'vapid_key.retire',
   'session.sign_in',
   'session.sign_in_failed',
   'session.sign_out',
@@ -45,7 +47,7 @@ export const AUDIT_ACTIONS = [
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
-export type AuditTargetType = 'broadcast' | 'subscriber' | 'external_id' | 'group' | 'template' | 'webhook' | 'api_key' | 'user' | 'invite' | 'project'
+export type AuditTargetType = 'broadcast' | 'subscriber' | 'external_id' | 'group' | 'template' | 'webhook' | 'api_key' | 'user' | 'invite' | 'project' | 'vapid_key'
 
 export interface AuditEntry {
   projectId: string

@@ -72,7 +72,7 @@ export async function audienceByZone(q: Queryable, projectId: string, target: Au
 }
 
 /** What sending to a subscriber needs (Recipient). */
-const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service'
+const RECIPIENT_COLUMNS = 's.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.push_service, s.vapid_key_id'
 /** And a personalized broadcast's variables: read only for those, so a broadcast without variables reads what it did. */
 const PROFILE_COLUMNS = `${RECIPIENT_COLUMNS}, s.tags, s.locale`
 
@@ -111,6 +111,8 @@ export interface Recipient {
   /** A personalized broadcast's variables (read with profile = true only). */
   tags?: Record<string, string | number | boolean>
   locale?: string | null
+  /** The VAPID pair the subscription was made with (migration 0024); null: the project's original pair. Absent: the current pair. */
+  vapid_key_id?: string | null
 }
 
 /** The audience members with ids in (after, through] (a batch job run again after a crash: its slice is fixed). */

@@ -20,6 +20,7 @@
 // 0016, and a table added later may again), several rows in
 // id order, and after the rows a transaction inserts (delivery/fanout.ts has
 // the whole order).
+import { CLICK_LINK_SECRET } from '../projects/vapid-keys.store.ts'
 import type { Queryable } from '../platform/db/database.ts'
 import { adjustPushes } from '../projects/push-usage.ts'
 import type { ProjectKeys } from '../projects/projects.store.ts'
@@ -106,17 +107,24 @@ export async function checkBeforeSend(
   id: string,
 ): Promise<{ status: BroadcastStatus; project: ProjectKeys; domain: string | null; frequencyCaps: FrequencyCapRule[] | null } | null> {
   const result = await q.query<{ status: BroadcastStatus; domain: string | null; frequency_caps: FrequencyCapRule[] | null } & ProjectKeys>(
-    `SELECT b.status, p.id, p.vapid_public, p.vapid_private, p.domain, p.frequency_caps FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+    // The project's pairs that are not retired come along (issue 23): each subscriber is signed with its own, and this is the batch's one read of them.
+    `SELECT b.status, p.id, p.vapid_public, p.vapid_private, p.vapid_key_id, p.domain, p.frequency_caps, ${CLICK_LINK_SECRET} AS click_link_secret,
+            (SELECT json_agg(json_build_object('id', k.id, 'public_key', k.public_key, 'private_key', k.private_key))
+               FROM vapid_keys k WHERE k.project_id = p.id AND k.retired_at IS NULL) AS vapid_keys
+       FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
     [id],
   )
   const row = result.rows[0]
   if (!row) return null
-  return {
-    status: row.status,
-    project: { id: row.id, vapid_public: row.vapid_public, vapid_private: row.vapid_private },
-    domain: row.domain,
-    frequencyCaps: row.frequency_caps,
+  const project: ProjectKeys = {
+    id: row.id,
+    vapid_public: row.vapid_public,
+    vapid_private: row.vapid_private,
+    vapid_key_id: row.vapid_key_id ?? null,
+    vapid_keys: row.vapid_keys ?? null,
+    click_link_secret: row.click_link_secret,
   }
+  return { status: row.status, project, domain: row.domain, frequencyCaps: row.frequency_caps }
 }
 
 /**
@@ -264,7 +272,7 @@ export interface OutcomeDelta {
 }
 
 export function emptyDelta(): OutcomeDelta {
-  return { delivered: 0, failed: 0, retrying: 0, failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0, capped: 0 }, byPushService: {}, left: 0, lastError: null }
+  return { delivered: 0, failed: 0, retrying: 0, failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0, capped: 0, vapid_key_mismatch: 0 }, byPushService: {}, left: 0, lastError: null }
 }
 
 const SERVICE_COUNTS = PUSH_SERVICES.flatMap((service) => (['delivered', 'failed', 'retrying'] as const).map((count) => ({ service, count })))
@@ -282,12 +290,14 @@ const ADD_OUTCOMES_SQL = (() => {
   const [delivered, failed, retrying, gone, rejected, unreachable, skipped, capped, left, jobs] = Array.from({ length: 10 }, param)
   const services = SERVICE_COUNTS.map(({ service, count }) => `${service}_${count} = ${service}_${count} + ${param()}`)
   const [status, reason, pushService, at] = Array.from({ length: 4 }, param)
+  const mismatch = param() // failed_vapid_key_mismatch (migration 0024), last so the others keep their places
   const newer = `${at}::timestamptz IS NOT NULL AND (last_error_at IS NULL OR ${at}::timestamptz >= last_error_at)`
   return `UPDATE broadcasts SET
       delivered = delivered + ${delivered}, failed = failed + ${failed}, retrying = retrying + ${retrying},
       failed_gone = failed_gone + ${gone}, failed_rejected = failed_rejected + ${rejected}, failed_unreachable = failed_unreachable + ${unreachable},
       failed_skipped = failed_skipped + ${skipped},
       failed_capped = failed_capped + ${capped},
+      failed_vapid_key_mismatch = failed_vapid_key_mismatch + ${mismatch},
       ${services.join(', ')},
       audience = GREATEST(audience - ${left}, delivered + failed + retrying + ${delivered} + ${failed} + ${retrying}),
       last_error_status = CASE WHEN ${newer} THEN ${status}::integer ELSE last_error_status END,
@@ -339,6 +349,7 @@ export async function addOutcomes(q: Queryable, id: string, delta: OutcomeDelta,
     error?.reason ?? null,
     error?.pushService ?? null,
     error ? new Date(error.at) : null,
+    delta.failures.vapid_key_mismatch,
   ])
   const state = updated.rows[0]
   if (!state) return false

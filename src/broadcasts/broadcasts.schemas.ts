@@ -306,10 +306,13 @@ const NullableTime = Type.Union([Type.Integer(), Type.Null()])
  * Why a push failed for good: the subscription is gone (404/410), the push
  * service refused it (another 4xx, or keys no push service takes), no answer
  * came within the TTL and the retries, a personalized broadcast skipped the
- * subscriber (docs/templates.md), or it was never sent because a frequency cap
- * of the project would have been exceeded (docs/frequency-caps.md).
+ * subscriber (docs/templates.md), it was never sent because a frequency cap
+ * of the project would have been exceeded (docs/frequency-caps.md), or
+ * (issue 23) the push service said the VAPID key is not the one the
+ * subscription was made with (Apple 400 VapidPkHashMismatch, FCM 403,
+ * Mozilla 401).
  */
-export const FAIL_REASONS = ['gone', 'rejected', 'unreachable', 'skipped', 'capped'] as const
+export const FAIL_REASONS = ['gone', 'rejected', 'unreachable', 'skipped', 'capped', 'vapid_key_mismatch'] as const
 export type FailReason = (typeof FAIL_REASONS)[number]
 
 /** The reason codes of last_error (decisions.md "Broadcast progress and stop"). */
@@ -324,6 +327,7 @@ export const PUSH_ERROR_REASONS = [
   'private_address',
   'invalid_subscription',
   'vapid_key',
+  'vapid_key_mismatch',
 ] as const
 export type PushErrorReason = (typeof PUSH_ERROR_REASONS)[number]
 
@@ -333,7 +337,10 @@ const PushServiceCounts = Type.Object({ delivered: Count, failed: Count, retryin
 const BroadcastProgress = {
   pending: Type.Integer({ minimum: 0, description: 'Audience members not yet attempted; once the broadcast is no longer sending (stopped or failed), every push that will not be sent, those whose retry was canceled included. delivered + failed + pending + retrying = audience.' }),
   retrying: Type.Integer({ minimum: 0, description: 'Pushes waiting for a retry after a 429, a 5xx or no answer. Only a sending broadcast retries: 0 once it is stopped or failed.' }),
-  failures: Type.Object({ gone: Count, rejected: Count, unreachable: Count, skipped: Count, capped: Count }, { description: 'failed by reason; they add up to failed. skipped: subscribers a personalized broadcast sent nothing to (docs/templates.md); capped: skipped for a frequency cap (never sent).' }),
+  failures: Type.Object(
+    { gone: Count, rejected: Count, unreachable: Count, skipped: Count, capped: Count, vapid_key_mismatch: Count },
+    { description: 'failed by reason; they add up to failed. skipped: subscribers a personalized broadcast sent nothing to (docs/templates.md); capped: skipped for a frequency cap (never sent); vapid_key_mismatch: the push service refused the VAPID key as not the one the subscription was made with (counted under rejected before issue 23).' },
+  ),
   by_push_service: Type.Object(
     { fcm: PushServiceCounts, mozilla: PushServiceCounts, apple: PushServiceCounts, wns: PushServiceCounts, other: PushServiceCounts },
     { description: "delivered, failed and retrying by the subscriber's push service (every one always present)." },

@@ -51,7 +51,7 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
     dismissed: row.dismissed,
     pending: audience - row.delivered - row.failed - retrying,
     retrying,
-    failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable, skipped: row.failed_skipped, capped: row.failed_capped },
+    failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable, skipped: row.failed_skipped, capped: row.failed_capped, vapid_key_mismatch: row.failed_vapid_key_mismatch },
     by_push_service: {
       fcm: { delivered: row.fcm_delivered, failed: row.fcm_failed, retrying: waiting(row.fcm_retrying) },
       mozilla: { delivered: row.mozilla_delivered, failed: row.mozilla_failed, retrying: waiting(row.mozilla_retrying) },

@@ -1,4 +1,5 @@
 // SQL for broadcasts.
+import { CLICK_LINK_SECRET } from '../projects/vapid-keys.store.ts'
 import type { Queryable } from '../platform/db/database.ts'
 import type { NotificationAction, Target } from './broadcasts.schemas.ts'
 import type { Personalization } from '../templates/personalization.ts'
@@ -43,6 +44,8 @@ export interface BroadcastRow {
   failed_capped: number
   send_class: SendClass
   on_capped: OnCapped
+  /** Migration 0024 (issue 23). */
+  failed_vapid_key_mismatch: number
   fcm_delivered: number
   fcm_failed: number
   fcm_retrying: number
@@ -90,7 +93,7 @@ export type NewBroadcast = Pick<
 
 const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
   audience, reserved, delivered, failed, clicked, clicked_by_action, dismissed, retrying,
-  failed_gone, failed_rejected, failed_unreachable, failed_skipped, personalization, failed_capped, send_class, on_capped,
+  failed_gone, failed_rejected, failed_unreachable, failed_skipped, personalization, failed_capped, send_class, on_capped, failed_vapid_key_mismatch,
   fcm_delivered, fcm_failed, fcm_retrying, mozilla_delivered, mozilla_failed, mozilla_retrying,
   apple_delivered, apple_failed, apple_retrying, wns_delivered, wns_failed, wns_retrying,
   other_delivered, other_failed, other_retrying,
@@ -175,13 +178,14 @@ export interface ClickLinkBroadcast {
   project_id: string
   url: string
   actions: NotificationAction[]
+  /** The secret click links are signed with (CLICK_LINK_SECRET): the original pair's private key. */
   vapid_private: string
   domain: string | null
 }
 
 export async function findClickLinkBroadcast(q: Queryable, id: string): Promise<ClickLinkBroadcast | null> {
   const result = await q.query<ClickLinkBroadcast>(
-    `SELECT b.project_id, b.url, b.actions, p.vapid_private, p.domain FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
+    `SELECT b.project_id, b.url, b.actions, ${CLICK_LINK_SECRET} AS vapid_private, p.domain FROM broadcasts b JOIN projects p ON p.id = b.project_id WHERE b.id = $1`,
     [id],
   )
   return result.rows[0] ?? null

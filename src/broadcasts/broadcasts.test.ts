@@ -58,7 +58,7 @@ describe('GET /v1/broadcasts/:id', () => {
       dismissed: 0,
       pending: 0,
       retrying: 0,
-      failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0, capped: 0 },
+      failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0, capped: 0, vapid_key_mismatch: 0 },
       by_push_service: {
         fcm: { delivered: 0, failed: 0, retrying: 0 },
         mozilla: { delivered: 0, failed: 0, retrying: 0 },
@@ -229,7 +229,7 @@ describe('GET /v1/broadcasts/:id: progress', () => {
       failed: 4,
       retrying: 3,
       pending: 6,
-      failures: { gone: 2, rejected: 1, unreachable: 1 },
+      failures: { gone: 2, rejected: 1, unreachable: 1, vapid_key_mismatch: 0 },
       by_push_service: {
         fcm: { delivered: 5, failed: 3, retrying: 1 },
         mozilla: { delivered: 0, failed: 0, retrying: 0 },
@@ -317,7 +317,7 @@ describe('POST /v1/broadcasts/:id/stop', () => {
     expect((await stop(p, id)).statusCode).toBe(200)
     expect((await getBroadcast(t, p, id)).json()).toMatchObject({
       // The two pushes that were waiting for a retry will not be sent: pending, not retrying (issue 22).
-      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 0, pending: 5, failures: { gone: 1, rejected: 0, unreachable: 0, skipped: 0, capped: 0 },
+      status: 'canceled', audience: 10, delivered: 4, failed: 1, retrying: 0, pending: 5, failures: { gone: 1, rejected: 0, unreachable: 0, skipped: 0, capped: 0, vapid_key_mismatch: 0 },
     })
     expect(await usage(p.id)).toBe(7)
   })

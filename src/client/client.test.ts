@@ -9,7 +9,7 @@ import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // Imported by the package name, through package.json "exports".
 import { createHeraldClient, HeraldApiError, ROUTES, type HeraldClient, type NotificationAction } from 'herald/client'
-import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
+import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { subscribe, subscription } from '../subscribers/subscribers.fixtures.ts'
 
 let t: TestApp
@@ -140,6 +140,29 @@ describe('herald/client', () => {
     // @ts-expect-error gt compares numbers only: the type says so too
     await expect(client.send({ target: { type: 'segment', filter: { tag: 'age', gt: '30' } }, notification: { title: 'Hi', body: 'There' } }))
       .rejects.toMatchObject({ status: 400, code: 'invalid_request', details: { issues: [expect.objectContaining({ path: 'target.filter.gt' })] } })
+  })
+
+  it('operator.vapidKeys with the operator token: list, rotate, retire (409 with the count, then forced)', async () => {
+    const operator = createHeraldClient({
+      baseUrl: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`,
+      apiKey: ADMIN_TOKEN,
+      fetch: (input, init) => {
+        sent.push(`${init?.method} ${new URL(String(input)).pathname}`)
+        return fetch(input, init)
+      },
+    })
+    const p = await t.project()
+    await subscribe(t, p)
+    const [original] = await operator.operator.vapidKeys.list(p.id)
+    expect(original).toMatchObject({ current: true, active_subscribers: 1 })
+    const rotated = await operator.operator.vapidKeys.rotate(p.id)
+    expect(rotated.vapid_key.current).toBe(true)
+    const refused = await operator.operator.vapidKeys.retire(p.id, original.id).catch((err: unknown) => err)
+    expect(refused).toBeInstanceOf(HeraldApiError)
+    expect((refused as HeraldApiError).details).toMatchObject({ code: 'vapid_key_has_subscribers', active_subscribers: 1 })
+    expect(await operator.operator.vapidKeys.retire(p.id, original.id, { force: true })).toMatchObject({ expired_subscribers: 1 })
+    // A project key is not the operator's.
+    expect(((await client.operator.vapidKeys.list(p.id).catch((err: unknown) => err)) as HeraldApiError).status).toBe(401)
   })
 
   it('errors are HeraldApiError with status, code and the extra fields', async () => {

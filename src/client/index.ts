@@ -15,6 +15,7 @@ import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '..
 import type { ImportResult as ImportResultBody } from '../subscribers/import.schemas.ts'
 import type { CreateTemplateBody, TemplateList, TemplateView, UpdateTemplateBody } from '../templates/templates.schemas.ts'
 import type { FrequencyCapRule } from '../frequency-caps/caps.schemas.ts'
+import type { RetiredVapidKey, RotatedVapidKeys, VapidKeyList, VapidKeyView } from '../projects/vapid-keys.schemas.ts'
 
 export type SendRequest = SendBody
 export type SendResult = SendResponse
@@ -72,6 +73,9 @@ export interface ExportOptions {
 }
 /** One frequency cap: at most `max` pushes per subscriber in the rolling window `per` (docs/frequency-caps.md). */
 export type { FrequencyCapRule }
+/** One of a project's VAPID key pairs (never its private half): current or not, and its active subscribers. */
+export type VapidKey = VapidKeyView
+export type { RotatedVapidKeys, RetiredVapidKey }
 
 /** Every route the client calls: method and OpenAPI path. */
 export const ROUTES = {
@@ -107,6 +111,9 @@ export const ROUTES = {
   revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
   importSubscribers: ['POST', '/v1/subscribers/import'],
   exportSubscribers: ['GET', '/v1/subscribers/export'],
+  listProjectVapidKeys: ['GET', '/admin/v1/projects/{id}/vapid-keys'],
+  rotateProjectVapidKeys: ['POST', '/admin/v1/projects/{id}/vapid-keys/rotate'],
+  retireProjectVapidKey: ['DELETE', '/admin/v1/projects/{id}/vapid-keys/{key_id}'],
 } as const satisfies Record<string, readonly [string, string]>
 
 export type RouteName = keyof typeof ROUTES
@@ -323,6 +330,21 @@ export function createHeraldClient(options: HeraldClientOptions) {
       create: (body: CreateApiKeyRequest = {}) => call<NewApiKey>('createApiKey', { body }),
       /** Revokes the key at once; 404 api_key_not_found for an id that is not this project's. */
       revoke: (id: string) => call<{ ok: true }>('revokeApiKey', { params: { id } }),
+    },
+    /**
+     * The operator API: give the operator token (HERALD_ADMIN_TOKEN) as `apiKey`;
+     * a project key gets 401 here. (A project's owners rotate from the dashboard.)
+     */
+    operator: {
+      vapidKeys: {
+        list: async (projectId: string) => (await call<VapidKeyList>('listProjectVapidKeys', { params: { id: projectId } })).vapid_keys,
+        /** Makes a new pair current (fresh, or the imported pair given); every existing subscription stays on its own. */
+        rotate: (projectId: string, imported?: { vapid_private: string; vapid_public: string }) =>
+          call<RotatedVapidKeys>('rotateProjectVapidKeys', { params: { id: projectId }, body: imported ?? {} }),
+        /** Retires a pair; 409 vapid_key_has_subscribers while in use, unless `force` (which expires those subscriptions and counts them). */
+        retire: (projectId: string, keyId: string, options: { force?: boolean } = {}) =>
+          call<RetiredVapidKey>('retireProjectVapidKey', { params: { id: projectId, key_id: keyId }, query: { force: options.force ? 'true' : undefined } }),
+      },
     },
   }
   return client

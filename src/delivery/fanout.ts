@@ -241,7 +241,7 @@ export async function sendAndRecord(
   const personal = broadcast.personalization ? personalPayloads(broadcast, recipients) : null
   const sendTo = personal ? personal.recipients : recipients
   const sent = sendTo.length > 0
-    ? await sendToRecipients(deps, timed, gate.project, personal ? personal.plaintexts : plaintextOf(deps, broadcast, gate.project.vapid_private, gate.domain), sendTo)
+    ? await sendToRecipients(deps, timed, gate.project, personal ? personal.plaintexts : plaintextOf(deps, broadcast, gate.project.click_link_secret ?? gate.project.vapid_private, gate.domain), sendTo)
     : { delivered: [], failed: [], retry: [], lastError: null }
   const settled = await settleRetries(deps, timed, sent.retry, attempt)
   const failed = personal && personal.skipped.length > 0 ? [...sent.failed, ...personal.skipped] : sent.failed

@@ -23,7 +23,12 @@ export interface Http2OriginOptions {
 export interface Http2Answer {
   status: number
   headers: IncomingHttpHeaders
+  /** The start of the answer's body on a 400 (ANSWER_BODY_KEPT bytes at most), where Apple names the reason; '' otherwise. */
+  body?: string
 }
+
+/** Bytes of a 400's body kept: Apple's {"reason":"VapidPkHashMismatch"} fits many times over. */
+export const ANSWER_BODY_KEPT = 512
 
 /** Thrown by connect() when the origin does not speak h2: use HTTP/1.1 instead. */
 export class NoHttp2Error extends Error {
@@ -114,8 +119,12 @@ export class Http2Origin {
         const stream = session.request({ ':method': 'POST', ':path': path, ...lowerCase(headers) }, { endStream: false })
         stream.setTimeout(this.options.timeoutMs, () => stream.close(http2.constants.NGHTTP2_CANCEL))
         stream.once('response', (answer) => {
-          stream.resume() // the body is not needed, but must be consumed
-          stream.once('end', () => resolve({ status: Number(answer[':status']), headers: answer }))
+          const status = Number(answer[':status'])
+          // The body is not needed, but must be consumed; on a 400 its start is kept (the reason of Apple's refusals).
+          let kept = ''
+          if (status === 400) stream.on('data', (chunk: Buffer) => { if (kept.length < ANSWER_BODY_KEPT) kept += chunk.toString('utf8', 0, ANSWER_BODY_KEPT - kept.length) })
+          else stream.resume()
+          stream.once('end', () => resolve({ status, headers: answer, body: kept }))
         })
         stream.once('error', reject)
         stream.once('close', () => reject(Object.assign(new Error('stream closed before an answer'), { code: 'ECONNRESET' })))

@@ -13,7 +13,7 @@
 // handshakes started at once.
 import { createSecureContext, type SecureContext } from 'node:tls'
 import { Pool, type Dispatcher } from 'undici'
-import { Http2Origin, NoHttp2Error } from './http2-origin.ts'
+import { ANSWER_BODY_KEPT, Http2Origin, NoHttp2Error } from './http2-origin.ts'
 import { parseRetryAfterMs } from '../platform/outbound/http-client.ts'
 import { NOT_PUBLIC_CODE, publicOnlyConnector } from '../platform/outbound/public-connect.ts'
 
@@ -21,8 +21,8 @@ export type PushOutcome =
   | { kind: 'delivered'; status: number }
   /** 404 or 410: the subscription is dead. */
   | { kind: 'gone'; status: number }
-  /** Another 4xx: the push service refuses this message; retrying will not help. */
-  | { kind: 'rejected'; status: number }
+  /** Another 4xx: the push service refuses this message; retrying will not help. `reason`: the `reason` of a 400's JSON body (Apple's), when it gave one. */
+  | { kind: 'rejected'; status: number; reason?: string }
   /** 429, 5xx, timeout or network error: try again later. */
   | { kind: 'retry'; status: number | null; retryAfterMs: number | null; error?: string }
 
@@ -83,16 +83,29 @@ export function classify(status: number, retryAfterMs: number | null): PushOutco
   return { kind: 'rejected', status }
 }
 
+/** The `reason` of a JSON answer body ({"reason":"VapidPkHashMismatch"}, Apple's form), or null. */
+export function answerReason(body: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(body)
+    const reason = parsed && typeof parsed === 'object' ? (parsed as { reason?: unknown }).reason : undefined
+    return typeof reason === 'string' ? reason.slice(0, 100) : null
+  } catch {
+    return null
+  }
+}
+
 /**
  * One request through the pool's dispatcher, keeping only the status and
  * Retry-After of the answer and discarding its body as it arrives. The same as
  * pool.request() with the body dumped, without a body stream and its buffers
  * per push: fewer objects alive per push in flight, so less heap in a fan-out.
  */
-function dispatch(pool: Pool, options: Dispatcher.DispatchOptions): Promise<{ statusCode: number; retryAfter: string | string[] | undefined }> {
+function dispatch(pool: Pool, options: Dispatcher.DispatchOptions): Promise<{ statusCode: number; retryAfter: string | string[] | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     let statusCode = 0
     let retryAfter: string | string[] | undefined
+    // Only a 400's body is read, its start: where Apple names why it refused (VapidPkHashMismatch).
+    let body = ''
     // The handler methods undici 7's Pool checks for (it refuses a handler of only the newer onResponse* ones).
     pool.dispatch(options, {
       onConnect() {},
@@ -105,12 +118,13 @@ function dispatch(pool: Pool, options: Dispatcher.DispatchOptions): Promise<{ st
         }
         return true
       },
-      onData() {
-        // the answer's body is not needed; read and dropped so the connection is reused
+      onData(chunk) {
+        // the answer's body is not needed (but a 400's start); read and dropped so the connection is reused
+        if (statusCode === 400 && body.length < ANSWER_BODY_KEPT) body += chunk.toString('utf8', 0, ANSWER_BODY_KEPT - body.length)
         return true
       },
       onComplete() {
-        resolve({ statusCode, retryAfter })
+        resolve({ statusCode, retryAfter, body })
       },
       onError(err) {
         reject(err)
@@ -264,6 +278,10 @@ export class PushClient {
       const response = await this.post(origin, request)
       const retryAfterMs = parseRetryAfter(response.retryAfter)
       const outcome = classify(response.status, retryAfterMs)
+      if (outcome.kind === 'rejected' && response.body) {
+        const reason = answerReason(response.body)
+        if (reason) outcome.reason = reason
+      }
       if (response.status === 429) {
         const wait = retryAfterMs ?? this.defaultRetryAfterMs
         origin.pausedUntil = Math.max(origin.pausedUntil, Date.now() + wait)
@@ -280,12 +298,12 @@ export class PushClient {
   }
 
   /** One POST over h2 when the origin speaks it, else over the HTTP/1.1 pool. */
-  private async post(origin: Origin, request: PushRequest): Promise<{ status: number; retryAfter: string | string[] | undefined }> {
+  private async post(origin: Origin, request: PushRequest): Promise<{ status: number; retryAfter: string | string[] | undefined; body?: string }> {
     const path = request.endpoint.pathname + request.endpoint.search
     if (origin.h2) {
       try {
         const answer = await origin.h2.request(path, request.headers, request.body)
-        return { status: answer.status, retryAfter: answer.headers['retry-after'] }
+        return { status: answer.status, retryAfter: answer.headers['retry-after'], body: answer.body }
       } catch (err) {
         if (!(err instanceof NoHttp2Error)) throw err
         const h2 = origin.h2
@@ -294,7 +312,7 @@ export class PushClient {
       }
     }
     const response = await dispatch(origin.pool, { method: 'POST', path, headers: request.headers, body: request.body })
-    return { status: response.statusCode, retryAfter: response.retryAfter }
+    return { status: response.statusCode, retryAfter: response.retryAfter, body: response.body }
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 // Pushes one broadcast to a list of recipients: encrypt (on the thread pool),
-// sign (one cached VAPID token per project and push service), send (pooled
+// sign (one cached VAPID token per project, key pair and push service: each
+// subscriber with the pair it was made with, issue 23), send (pooled
 // connections), and sort every answer into delivered, failed or retry,
 // keeping the latest push that did not deliver for the broadcast's last_error.
 import type { EncryptPool, Encrypted, Plaintexts } from './encrypt-pool.ts'
@@ -12,6 +13,8 @@ import type { Delivered, Failed } from './batch-outcomes.ts'
 import { pushTopicFor } from './topic.ts'
 import type { VapidTokenCache } from './vapid.ts'
 import type { PushMetrics, PushTally } from './push-metrics.ts'
+import type { PushService } from '../subscribers/subscribers.schemas.ts'
+import type { VapidKeys } from './vapid.ts'
 
 export interface Retry {
   recipient: Recipient
@@ -30,12 +33,27 @@ export interface SendResult {
   tally?: PushTally
 }
 
+/**
+ * Whether a refusal says the VAPID key is not the one the subscription was
+ * made with (docs/vapid-keys.md): Apple answers 400 with reason
+ * VapidPkHashMismatch (read from the body, whatever the host), FCM 403,
+ * Mozilla autopush 401 (errno 109). Another push service's 401 or 403 may
+ * mean something else, so it stays a plain rejection.
+ */
+export function isVapidKeyMismatch(pushService: PushService, outcome: Extract<PushOutcome, { kind: 'rejected' }>): boolean {
+  if (outcome.status === 400) return outcome.reason === 'VapidPkHashMismatch'
+  if (outcome.status === 403) return pushService === 'fcm'
+  if (outcome.status === 401) return pushService === 'mozilla'
+  return false
+}
+
 /** last_error's reason for a push that was not delivered (decisions.md "Broadcast progress and stop"). */
-export function pushErrorReason(outcome: Exclude<PushOutcome, { kind: 'delivered' }>): PushErrorReason {
+export function pushErrorReason(outcome: Exclude<PushOutcome, { kind: 'delivered' }>, pushService: PushService = 'other'): PushErrorReason {
   switch (outcome.kind) {
     case 'gone':
       return 'gone'
     case 'rejected':
+      if (isVapidKeyMismatch(pushService, outcome)) return 'vapid_key_mismatch'
       // Status 0: the endpoint's host resolved to a private address and was never sent to.
       return outcome.status === 0 ? 'private_address' : outcome.status === 413 ? 'payload_too_large' : 'rejected'
     case 'retry':
@@ -82,6 +100,22 @@ export function remainingTtl(broadcast: SendingBroadcast, now = Date.now()): num
   return Math.max(0, broadcast.ttl - Math.floor((now - start) / 1000))
 }
 
+/**
+ * The batch's signing pairs by id, built once per batch from what
+ * checkBeforeSend read (no query per push): every pair not retired, and the
+ * current pair (projects.vapid_public) whatever the table holds. A project no
+ * rotation has touched may have no vapid_keys row yet (made by the previous
+ * release during an upgrade): its current pair is then its original one.
+ */
+export function signingKeys(project: ProjectKeys): { byId: Map<string, VapidKeys>; currentId: string; originalId: string } {
+  const originalId = `vk_${project.id.slice(4)}`
+  const currentId = project.vapid_key_id ?? originalId
+  const byId = new Map<string, VapidKeys>()
+  for (const key of project.vapid_keys ?? []) byId.set(key.id, { publicKey: key.public_key, privateKey: key.private_key })
+  byId.set(currentId, { publicKey: project.vapid_public, privateKey: project.vapid_private })
+  return { byId, currentId, originalId }
+}
+
 export async function sendToRecipients(
   deps: SenderDeps,
   broadcast: SendingBroadcast,
@@ -100,7 +134,7 @@ export async function sendToRecipients(
     lastError.pushService = recipient.push_service
     lastError.at = Date.now()
   }
-  const keys = { publicKey: project.vapid_public, privateKey: project.vapid_private }
+  const signing = signingKeys(project)
   const ttl = remainingTtl(broadcast)
 
   const pushOne = async (recipient: Recipient, body: Encrypted): Promise<void> => {
@@ -112,9 +146,17 @@ export async function sendToRecipients(
       noteError(recipient, 'invalid_subscription', null)
       return
     }
+    const keyId = recipient.vapid_key_id === undefined ? signing.currentId : (recipient.vapid_key_id ?? signing.originalId)
+    const keys = signing.byId.get(keyId)
+    if (!keys) {
+      // The pair it was made with was retired meanwhile: nothing can sign for it any more.
+      result.failed.push({ ...who, reason: 'rejected', status: null })
+      noteError(recipient, 'vapid_key', null)
+      return
+    }
     let authorization: string
     try {
-      authorization = deps.vapidTokens.get(project.id, keys, endpoint, deps.vapidSubject)
+      authorization = deps.vapidTokens.get(project.id, keys, endpoint, deps.vapidSubject, keyId)
     } catch {
       // The project's VAPID key cannot sign: no push service would take this push.
       result.failed.push({ ...who, reason: 'rejected', status: null })
@@ -128,13 +170,14 @@ export async function sendToRecipients(
       result.delivered.push(who)
       return
     }
-    noteError(recipient, pushErrorReason(outcome), outcome.status || null)
+    const reason = pushErrorReason(outcome, recipient.push_service)
+    noteError(recipient, reason, outcome.status || null)
     switch (outcome.kind) {
       case 'gone':
         result.failed.push({ ...who, reason: 'gone', status: outcome.status })
         break
       case 'rejected':
-        result.failed.push({ ...who, reason: 'rejected', status: outcome.status || null })
+        result.failed.push({ ...who, reason: reason === 'vapid_key_mismatch' ? 'vapid_key_mismatch' : 'rejected', status: outcome.status || null })
         break
       case 'retry':
         result.retry.push({ recipient, retryAfterMs: outcome.retryAfterMs, status: outcome.status })

@@ -130,9 +130,10 @@ export interface VapidTokenCacheOptions {
 }
 
 /**
- * Authorization headers per (project, push service origin), renewed
- * VAPID_RENEW_BEFORE_SEC before expiry, and signing keys per project. A
- * changed key pair (rotation) or subject makes a new token at once.
+ * Authorization headers per (project, key pair, push service origin), renewed
+ * VAPID_RENEW_BEFORE_SEC before expiry, and signing keys per (project, pair):
+ * a project with several pairs (issue 23) has one token per pair and origin.
+ * A changed key pair or subject makes a new token at once.
  */
 export class VapidTokenCache {
   private readonly keys = new Map<string, CachedKey>()
@@ -145,12 +146,16 @@ export class VapidTokenCache {
     this.maxEntries = options.maxEntries ?? 10_000
   }
 
-  /** The Authorization header for a push to endpointUrl; the token's aud is the endpoint's origin. */
-  get(projectId: string, keys: VapidKeys, endpointUrl: URL | string, subject: string): string {
+  /**
+   * The Authorization header for a push to endpointUrl; the token's aud is the
+   * endpoint's origin. `keyId` names the project's pair (vapid_keys.id); '' for a project's only pair.
+   */
+  get(projectId: string, keys: VapidKeys, endpointUrl: URL | string, subject: string, keyId = ''): string {
     const origin = (typeof endpointUrl === 'string' ? new URL(endpointUrl) : endpointUrl).origin
     if (origin === 'null') throw new Error(`push endpoint has no origin: ${String(endpointUrl)}`)
     const now = this.nowSec()
-    const tokenKey = `${projectId} ${origin}`
+    const pairKey = `${projectId} ${keyId}`
+    const tokenKey = `${pairKey} ${origin}`
     const cached = this.tokens.get(tokenKey)
     if (
       cached &&
@@ -160,24 +165,26 @@ export class VapidTokenCache {
     ) {
       return cached.header
     }
-    const { header, expiresAt } = signVapidAuthorization(this.keyFor(projectId, keys), keys.publicKey, origin, subject, now)
+    const { header, expiresAt } = signVapidAuthorization(this.keyFor(pairKey, keys), keys.publicKey, origin, subject, now)
     this.remember(this.tokens, tokenKey, { header, expiresAt, publicKey: keys.publicKey, subject })
     return header
   }
 
   /** Forgets a project's key and tokens, e.g. after its VAPID keys were rotated or it was deleted. */
   forget(projectId: string): void {
-    this.keys.delete(projectId)
+    for (const pairKey of this.keys.keys()) {
+      if (pairKey.startsWith(`${projectId} `)) this.keys.delete(pairKey)
+    }
     for (const tokenKey of this.tokens.keys()) {
       if (tokenKey.startsWith(`${projectId} `)) this.tokens.delete(tokenKey)
     }
   }
 
-  private keyFor(projectId: string, keys: VapidKeys): KeyObject {
-    const cached = this.keys.get(projectId)
+  private keyFor(pairKey: string, keys: VapidKeys): KeyObject {
+    const cached = this.keys.get(pairKey)
     if (cached && cached.publicKey === keys.publicKey && cached.privateKey === keys.privateKey) return cached.key
     const key = vapidPrivateKeyObject(keys)
-    this.remember(this.keys, projectId, { publicKey: keys.publicKey, privateKey: keys.privateKey, key })
+    this.remember(this.keys, pairKey, { publicKey: keys.publicKey, privateKey: keys.privateKey, key })
     return key
   }
 

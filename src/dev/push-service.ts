@@ -71,7 +71,19 @@ export interface PushServiceOptions {
   publicUrl?: string
   /** Handles every request that is not a push (POST /push/:id); default: 404. */
   otherRequests?: (req: IncomingMessage, res: ServerResponse) => void
+  /**
+   * How a push signed with another VAPID key than the subscription's is
+   * answered, as each push service does (docs/vapid-keys.md): 'fcm' 403 (the
+   * default), 'apple' 400 {"reason":"VapidPkHashMismatch"}, 'mozilla' 401 {"errno":109}.
+   */
+  keyMismatch?: 'fcm' | 'apple' | 'mozilla'
 }
+
+const KEY_MISMATCH_ANSWERS = {
+  fcm: { status: 403, body: '' },
+  apple: { status: 400, body: '{"reason":"VapidPkHashMismatch"}' },
+  mozilla: { status: 401, body: '{"code":401,"errno":109,"error":"Unauthorized","message":"VAPID public key mismatch"}' },
+} as const
 
 export interface PushService {
   /** Base URL, e.g. http://127.0.0.1:40123; also the origin a VAPID token's aud must name. */
@@ -194,11 +206,11 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   let requests = 0
   let url = ''
 
-  function answer(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
+  function answer(res: ServerResponse, status: number, headers: Record<string, string> = {}, body = ''): void {
     const send = () => {
       if (res.destroyed) return
-      res.writeHead(status, { 'content-length': '0', ...headers })
-      res.end()
+      res.writeHead(status, { 'content-length': String(Buffer.byteLength(body)), ...(body ? { 'content-type': 'application/json' } : {}), ...headers })
+      res.end(body)
     }
     if (delayMs <= 0) return send()
     const timer = setTimeout(() => {
@@ -208,9 +220,9 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     timers.add(timer)
   }
 
-  function reject(res: ServerResponse, subscriptionId: string | null, status: number, reason: string): void {
+  function reject(res: ServerResponse, subscriptionId: string | null, status: number, reason: string, body = ''): void {
     rejected.push({ subscriptionId, status, reason, at: Date.now() })
-    answer(res, status)
+    answer(res, status, {}, body)
   }
 
   function accept(res: ServerResponse, subscriptionId: string): void {
@@ -237,14 +249,17 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     return key
   }
 
-  // Returns [status, reason] when the Authorization header would be refused, else null.
-  function checkVapid(authorization: string | undefined, sub: Subscription): [number, string] | null {
+  // Returns [status, reason, body?] when the Authorization header would be refused, else null.
+  function checkVapid(authorization: string | undefined, sub: Subscription): [number, string, string?] | null {
     const match = authorization ? VAPID.exec(authorization) : null
     if (!match) return [401, 'missing or malformed vapid Authorization']
     const [, token, k] = match
     const key = vapidKey(k)
     if (!key) return [403, 'k is not a P-256 public key']
-    if (sub.applicationServerKey && k !== sub.applicationServerKey) return [403, 'k is not the key the subscription was created with']
+    if (sub.applicationServerKey && k !== sub.applicationServerKey) {
+      const mismatch = KEY_MISMATCH_ANSWERS[options.keyMismatch ?? 'fcm']
+      return [mismatch.status, 'k is not the key the subscription was created with', mismatch.body]
+    }
     const parts = token.split('.')
     if (parts.length !== 3) return [403, 'token is not a JWS']
     const header = decodeJson(parts[0])
@@ -273,7 +288,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     const topic = typeof h.topic === 'string' ? h.topic : null
     if (topic !== null && !TOPIC.test(topic)) return reject(res, sub.id, 400, `Topic ${topic} is not 1-32 base64url characters`)
     const refused = checkVapid(h.authorization, sub)
-    if (refused) return reject(res, sub.id, refused[0], refused[1])
+    if (refused) return reject(res, sub.id, refused[0], refused[1], refused[2])
     let plaintext: string
     try {
       plaintext = decryptWith(body, sub.ecdh, sub.publicKey, sub.auth).toString('utf8')

@@ -5,7 +5,7 @@ import { randomFillSync } from 'node:crypto'
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'
 
-export type IdPrefix = 'prj' | 'key' | 'grp' | 'sub' | 'bdc' | 'evt' | 'whk' | 'req' | 'usr' | 'inv' | 'aud' | 'pwr' | 'tpl'
+export type IdPrefix = 'prj' | 'key' | 'grp' | 'sub' | 'bdc' | 'evt' | 'whk' | 'req' | 'usr' | 'inv' | 'aud' | 'pwr' | 'tpl' | 'vk'
 
 function encodeTime(ms: number): string {
   let out = ''

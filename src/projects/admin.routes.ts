@@ -42,6 +42,7 @@ import { ExportBody, ExportQuery } from '../subscribers/subscribers.schemas.ts'
 import { exportSubscribers } from '../subscribers/export.service.ts'
 import { EXPORT_CONTENT_TYPES } from '../subscribers/subscribers.routes.ts'
 import { findProjectKeys } from './projects.store.ts'
+import { registerOperatorVapidKeyRoutes } from './vapid-keys.routes.ts'
 
 const tags = ['admin']
 const security = [{ adminToken: [] }]
@@ -109,6 +110,8 @@ export function registerAdminRoutes(app: App, ctx: AppContext): void {
     },
     async (request) => replaceVapidKeys(db, auditContext(request, OPERATOR), request.params.id, request.body),
   )
+
+  registerOperatorVapidKeyRoutes(app, ctx, onRequest)
 
   app.get(
     '/admin/v1/projects/:id/subscribers/export',

@@ -37,6 +37,7 @@ import { recordAudit } from '../audit/audit.store.ts'
 import { lockActiveCount } from '../subscribers/subscribers.store.ts'
 import { checkVapidKeyPair, type VapidKeyPair } from './vapid-keys.ts'
 import { EXPIRY_FIELDS, expiryDetails } from './expiry-settings.ts'
+import { ensureOriginalVapidKey, originalVapidKeyId, replaceVapidKeyPair } from './vapid-keys.store.ts'
 
 export const DEFAULT_PAGE_SIZE = 50
 
@@ -181,6 +182,9 @@ export async function replaceVapidKeys(db: Database, audit: AuditContext, id: st
     if (active > 0) {
       throw new AppError('vapid_keys_in_use', `Project ${id} has ${active} active subscribers bound to its current VAPID public key; replacing the pair would stop every push to them.`, { active_subscribers: active })
     }
+    // The current pair's row (the original one unless rotated) takes the new pair too.
+    await ensureOriginalVapidKey(tx, id)
+    await replaceVapidKeyPair(tx, current.vapid_key_id ?? originalVapidKeyId(id), { public_key: pair.publicKey, private_key: pair.privateKey })
     const updated = await updateVapidKeys(tx, id, { vapid_public: pair.publicKey, vapid_private: pair.privateKey })
     // The public key is public; the private key never goes into the log.
     await recordAudit(tx, { projectId: id, context: audit, action: 'project.update', target: { type: 'project', id }, details: { fields: ['vapid_keys'], vapid_public: pair.publicKey } })

@@ -34,6 +34,8 @@ import {
   revokeProjectApiKey,
   updateProjectSettings,
 } from './admin.service.ts'
+import { listProjectVapidKeys, retireVapidKey, rotateVapidKeys } from './vapid-rotation.service.ts'
+import { checkVapidKeyPair } from './vapid-keys.ts'
 
 export const PROJECT_COMMANDS_HELP = `
   herald projects create --name NAME [--plan free|hobby|plus|pro|max] [--domain DOMAIN]
@@ -42,6 +44,15 @@ export const PROJECT_COMMANDS_HELP = `
                          write KEY after '=', since a key may start with '-')
   herald projects set-vapid-keys PROJECT_ID --vapid-private=KEY --vapid-public=KEY
                          replace the pair while the project has no active subscriber
+  herald projects vapid-keys PROJECT_ID
+                         the project's VAPID key pairs: which is current, and how
+                         many active subscriptions each still has
+  herald projects rotate-vapid-keys PROJECT_ID [--vapid-private=KEY --vapid-public=KEY]
+                         make a new pair (fresh, or imported) current; every existing
+                         subscription stays on its own pair and keeps receiving
+  herald projects retire-vapid-key PROJECT_ID KEY_ID [--force]
+                         retire a pair no active subscription uses; --force retires
+                         it anyway, expiring those subscriptions (their count is printed)
   herald projects list [--limit 1-100] [--cursor PROJECT_ID]
   herald projects get PROJECT_ID
   herald projects update PROJECT_ID [--plan PLAN] [--default-icon URL|null]
@@ -160,8 +171,23 @@ async function projects(db: Database, config: Config, sub: string | undefined, a
       const body = check<VapidKeysBody>(VapidKeysBody, { vapid_private: values['vapid-private'], vapid_public: values['vapid-public'] })
       return replaceVapidKeys(db, CLI_AUDIT_CONTEXT, positionals[0], body)
     }
+    case 'vapid-keys': {
+      const { positionals } = parse(args, {}, ['PROJECT_ID'])
+      return listProjectVapidKeys(db, positionals[0])
+    }
+    case 'rotate-vapid-keys': {
+      const { values, positionals } = parse(args, { 'vapid-private': { type: 'string' }, 'vapid-public': { type: 'string' } }, ['PROJECT_ID'])
+      const given = ['vapid-private', 'vapid-public'].filter((name) => values[name] !== undefined)
+      if (given.length === 1) throw new UsageError('--vapid-private and --vapid-public go together: import both halves of the pair, or neither for a fresh one')
+      const body = given.length === 2 ? check<VapidKeysBody>(VapidKeysBody, { vapid_private: values['vapid-private'], vapid_public: values['vapid-public'] }) : null
+      return rotateVapidKeys(db, CLI_AUDIT_CONTEXT, positionals[0], body ? checkVapidKeyPair(body.vapid_private, body.vapid_public) : undefined)
+    }
+    case 'retire-vapid-key': {
+      const { values, positionals } = parse(args, { force: { type: 'boolean' } }, ['PROJECT_ID', 'KEY_ID'])
+      return retireVapidKey(db, CLI_AUDIT_CONTEXT, positionals[0], positionals[1], Boolean(values.force))
+    }
     default:
-      throw new UsageError(`unknown command "projects ${sub ?? ''}"; expected create, list, get, update or set-vapid-keys`)
+      throw new UsageError(`unknown command "projects ${sub ?? ''}"; expected create, list, get, update, set-vapid-keys, vapid-keys, rotate-vapid-keys or retire-vapid-key`)
   }
 }
 

@@ -7,6 +7,7 @@ import { generateApiKey } from './api-keys.ts'
 import type { PlanName } from './plans.ts'
 import { findProjectById, insertApiKey, insertProject, type ApiKeyRow, type ProjectRow } from './projects.store.ts'
 import { generateVapidKeys, type VapidKeyPair } from './vapid-keys.ts'
+import { insertVapidKey, originalVapidKeyId } from './vapid-keys.store.ts'
 
 export interface CreateProjectInput {
   name: string
@@ -35,6 +36,8 @@ export async function createProject(db: Database, input: CreateProjectInput): Pr
       vapid_public: vapid.publicKey,
       vapid_private: vapid.privateKey,
     })
+    // The original pair's row (migration 0024): rotation adds more beside it.
+    await insertVapidKey(tx, { id: originalVapidKeyId(project.id), project_id: project.id, public_key: vapid.publicKey, private_key: vapid.privateKey })
     const { row, key } = await addApiKey(tx, project.id, { name: 'default', scope: 'full' })
     return { project, apiKey: key, apiKeyId: row.id }
   })

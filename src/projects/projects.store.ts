@@ -15,6 +15,8 @@ export interface ProjectRow {
   frequency_caps: FrequencyCapRule[] | null
   vapid_public: string
   vapid_private: string
+  /** The current VAPID pair's id (migration 0024); null while it is the original pair (originalVapidKeyId). */
+  vapid_key_id: string | null
   created_at: Date
   /** Subscription health rules (migration 0025): null is off. */
   expire_after_failures: number | null
@@ -44,9 +46,9 @@ export const LAST_USED_PRECISION_MS = 60_000
 const KEY_COLUMNS = `id, project_id, name, prefix, hash, scope, created_at, revoked_at, last_used_at, created_by_type, created_by_id,
   (SELECT u.email FROM users u WHERE api_keys.created_by_type = 'user' AND u.id = api_keys.created_by_id) AS created_by_email`
 
-const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, frequency_caps, vapid_public, vapid_private, created_at, expire_after_failures, expire_after_days_without_delivery'
+const PROJECT_COLUMNS = 'id, name, domain, plan, default_icon, limits, frequency_caps, vapid_public, vapid_private, vapid_key_id, created_at, expire_after_failures, expire_after_days_without_delivery'
 
-export async function insertProject(q: Queryable, row: Omit<ProjectRow, 'created_at' | 'expire_after_failures' | 'expire_after_days_without_delivery' | 'frequency_caps'>): Promise<ProjectRow> {
+export async function insertProject(q: Queryable, row: Omit<ProjectRow, 'created_at' | 'expire_after_failures' | 'expire_after_days_without_delivery' | 'frequency_caps' | 'vapid_key_id'>): Promise<ProjectRow> {
   const result = await q.query<ProjectRow>(
     `INSERT INTO projects (id, name, domain, plan, default_icon, limits, vapid_public, vapid_private)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${PROJECT_COLUMNS}`,
@@ -63,8 +65,15 @@ export async function findProjectById(q: Queryable, id: string): Promise<Project
 /** A project's VAPID key pair, as fan-out signs with it. */
 export interface ProjectKeys {
   id: string
+  /** The current pair. */
   vapid_public: string
   vapid_private: string
+  /** The current pair's id; null while it is the original pair (migration 0024). */
+  vapid_key_id?: string | null
+  /** Every pair not retired (vapid_keys), each subscriber signed with its own; absent: only the current pair. */
+  vapid_keys?: Array<{ id: string; public_key: string; private_key: string }> | null
+  /** The secret click links are signed with (CLICK_LINK_SECRET); the current private key when absent. */
+  click_link_secret?: string
 }
 
 export async function findProjectKeys(q: Queryable, projectId: string): Promise<ProjectKeys | null> {

@@ -10,7 +10,7 @@ import { parse } from 'csv-parse/sync'
 import { invalidField } from '../platform/errors.ts'
 
 /** The columns read; p256dh and auth also as keys.p256dh and keys.auth, the names a flattening exporter gives. */
-const KNOWN = new Set(['endpoint', 'p256dh', 'auth', 'keys.p256dh', 'keys.auth', 'external_id', 'group_ids', 'groups', 'tags', 'created_at', 'status'])
+const KNOWN = new Set(['endpoint', 'p256dh', 'auth', 'keys.p256dh', 'keys.auth', 'external_id', 'group_ids', 'groups', 'tags', 'created_at', 'status', 'vapid_public'])
 const JSON_COLUMNS = new Set(['group_ids', 'groups', 'tags'])
 
 function cells(text: string): string[] {

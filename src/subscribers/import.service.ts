@@ -18,6 +18,7 @@ import { readLines } from './import-lines.ts'
 import { csvHeader, csvLine } from './import-csv.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
+import { originalVapidKeyId, usableVapidKeyIds } from '../projects/vapid-keys.store.ts'
 import { addMemberships, lockExisting, projectGroups, upsertImported, type ImportRow } from './import.store.ts'
 
 /**
@@ -42,6 +43,8 @@ interface Prepared {
   groupIds: string[]
   createdAt: Date | null
   status: SubscriberStatus
+  /** The pair the line names (vapid_public); null: the current pair for a new row, the stored one for an existing row. */
+  vapidKeyId: string | null
 }
 
 const validateLine = validatorCompiler({ schema: ImportLine as object, httpPart: 'body' }) as unknown as { (data: unknown): boolean; errors?: unknown[] }
@@ -64,6 +67,7 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
   const groupById = new Set(groups.map((g) => g.id))
   const groupByName = new Map(groups.map((g) => [g.name, g.id]))
   const cap = project.effectiveLimits.subscribers
+  const vapidKeys = await usableVapidKeyIds(db, project.id)
 
   let batch: Prepared[] = []
   const inBatch = new Set<string>()
@@ -92,9 +96,12 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
         }
         const externalId = item.externalId === undefined ? (old?.external_id ?? null) : item.externalId
         const tags = item.tags ?? old?.tags ?? {}
-        const changed = !old || old.status !== item.status || old.p256dh !== item.p256dh || old.auth !== item.auth || old.external_id !== externalId || !sameTags(old.tags, tags)
+        // An existing row keeps its pair unless the line names one; a new row without one takes the current pair.
+        const vapidKeyId = item.vapidKeyId ?? (old ? (old.vapid_key_id ?? originalVapidKeyId(project.id)) : null)
+        const changed = !old || old.status !== item.status || old.p256dh !== item.p256dh || old.auth !== item.auth || old.external_id !== externalId || !sameTags(old.tags, tags) ||
+          (item.vapidKeyId !== null && (old.vapid_key_id ?? originalVapidKeyId(project.id)) !== item.vapidKeyId)
         const newGroups = item.groupIds.filter((id) => !old?.group_ids.includes(id))
-        if (changed) writes.push({ id: old?.id ?? newId('sub'), endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth, external_id: externalId, tags, status: item.status, created_at: item.createdAt })
+        if (changed) writes.push({ id: old?.id ?? newId('sub'), endpoint: item.endpoint, p256dh: item.p256dh, auth: item.auth, external_id: externalId, tags, status: item.status, created_at: item.createdAt, vapid_key_id: vapidKeyId })
         if (newGroups.length > 0) joins.push({ endpoint: item.endpoint, groupIds: newGroups })
         if (!old) imported++
         else if (changed || newGroups.length > 0) updated++
@@ -204,8 +211,17 @@ export async function importSubscribers(db: Database, config: Config, audit: Aud
       }
       groupIds.add(id)
     }
+    let vapidKeyId: string | null = null
+    if (line.vapid_public !== undefined) {
+      vapidKeyId = vapidKeys.get(line.vapid_public) ?? null
+      if (vapidKeyId === null) {
+        skip(number, 'vapid_public', "is not one of this project's VAPID public keys (retired ones are not taken)")
+        return null
+      }
+    }
     return {
       line: number,
+      vapidKeyId,
       endpoint: line.endpoint,
       p256dh: line.keys.p256dh,
       auth: line.keys.auth,

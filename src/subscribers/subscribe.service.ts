@@ -13,6 +13,7 @@ import { TAGS_MAX, type SubscribeBody, type UnsubscribeBody } from './subscriber
 import * as store from './subscribers.store.ts'
 import { expireReplaced, lockReplaced, type Replaced } from './replace.store.ts'
 import { bodyLocale, checkTimezone, tooManyTags } from './subscribers.service.ts'
+import { findVapidKeyByPublic } from '../projects/vapid-keys.store.ts'
 
 /**
  * Stores the subscription and returns its id: a new row, or the project's
@@ -42,6 +43,13 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
         throw new AppError('subscriber_limit_reached', `The project is at its plan's cap of ${cap} subscribers. ${howToLift(project.id, { limit: 'subscribers', plan: nextPlan(project.plan) })}`, { limit: cap })
       }
     }
+    // The pair the browser says it subscribed with (issue 23): one of the project's keys not retired, else 400.
+    let vapidKeyId: string | undefined
+    if (body.vapid_public !== undefined) {
+      const key = await findVapidKeyByPublic(tx, project.id, body.vapid_public)
+      if (!key) throw invalidField('vapid_public', "is not one of this project's VAPID public keys (retired ones are not taken): subscribe with the key GET /v1/vapid-public-key serves")
+      vapidKeyId = key.id
+    }
     const { id, tagCount } = await store.upsertSubscriber(tx, {
       id: newId('sub'),
       project_id: project.id,
@@ -54,6 +62,7 @@ export async function subscribe(db: Database, config: Config, project: AuthedPro
       source: body.source,
       locale: bodyLocale(body.locale),
       timezone,
+      vapid_key_id: vapidKeyId,
     })
     // Only a repeat or a replacement can pass the cap (the schema bounds what is sent); the throw rolls the upsert back.
     if (tagCount > TAGS_MAX) throw tooManyTags(tagCount)

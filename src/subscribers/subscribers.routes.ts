@@ -63,7 +63,8 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
           'Send Content-Type: application/x-ndjson, one subscription a line: endpoint, keys { p256dh, auth }, and optionally external_id, group_ids or groups (names), tags, created_at. ' +
           'Each line is checked as POST /v1/subscribe checks its body; bad lines are skipped and reported, the good ones imported. ' +
           'Or Content-Type: text/csv, a header line naming the columns (endpoint, p256dh, auth, external_id, group_ids, groups, tags, created_at; lists and tags as JSON cells). ' +
-          'Idempotent on endpoint: importing the same file again changes nothing. New subscribers count toward the plan\'s subscriber cap; lines over it are skipped.',
+          'Idempotent on endpoint: importing the same file again changes nothing. New subscribers count toward the plan\'s subscriber cap; lines over it are skipped. ' +
+          "A line (or the vapid_public column) may name the VAPID public key its subscription was made with, one of the project's keys not retired; without it a new subscription is on the current key and an existing one keeps its own (docs/vapid-keys.md).",
         response: { 200: ImportResult, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 413: ErrorBody, 429: ErrorBody },
       },
     }, async (request) => {

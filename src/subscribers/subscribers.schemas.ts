@@ -138,6 +138,11 @@ export const SubscribeBody = Type.Object({
   timezone: Type.Optional(Type.Union([Timezone, Type.Null()], {
     description: "The browser's IANA time zone (the SDK sends it), used by local-time delivery and quiet hours (docs/timing.md). Omitted: kept as it is on a repeat subscribe. null: cleared (the project's default_timezone applies).",
   })),
+  vapid_public: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: "The applicationServerKey the browser subscribed with (base64url), one of the project's VAPID public keys that is not retired, else 400. Omitted: the project's current key. Each push to this subscription is signed with that key; a repeat subscribe moves the subscription to the key it names (or to the current one).",
+  })),
 })
 export type SubscribeBody = Static<typeof SubscribeBody>
 
@@ -165,6 +170,7 @@ export const Subscriber = Type.Object({
   consecutive_failures: Type.Integer({ description: 'Pushes that failed in a row since the last one accepted (404/410, other refusals, or unreachable after the last retry); 0 after an accepted push.' }),
   health: Type.Union([SubscriberHealth, Type.Null()], { description: 'For an active subscriber: failing, dormant or active (docs/subscription-health.md); null for unsubscribed and expired ones.' }),
   timezone: Type.Union([Type.String(), Type.Null()], { description: "IANA time zone; null when unknown (the project's default_timezone applies)." }),
+  vapid_key_id: Type.Optional(Type.String({ description: "vk_…: the project's VAPID key pair the subscription was made with, which signs every push to it (GET /v1/vapid-keys lists the pairs)." })),
 })
 export type Subscriber = Static<typeof Subscriber>
 

@@ -11,6 +11,7 @@ import { maskEndpoint } from '../access/masking.ts'
 import { healthOf } from './health.store.ts'
 import { canonicalLocale } from '../templates/locale.ts'
 import { canonicalZone } from '../broadcasts/local-time.ts'
+import { originalVapidKeyId } from '../projects/vapid-keys.store.ts'
 
 /** Whether the caller may see push endpoints whole (access.ts SEES_PUSH_ENDPOINTS); masked otherwise. */
 export interface SubscriberView { endpoints: boolean }
@@ -33,6 +34,7 @@ function toSubscriber(row: store.SubscriberWithGroups, view: SubscriberView): Su
     consecutive_failures: row.consecutive_failures,
     health: healthOf(row),
     timezone: row.timezone,
+    vapid_key_id: row.vapid_key_id ?? originalVapidKeyId(row.project_id),
   }
 }
 

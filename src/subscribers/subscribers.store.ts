@@ -25,11 +25,13 @@ export interface SubscriberRow {
   consecutive_failures: number
   /** IANA zone (migration 0029); null: the project's default_timezone applies. */
   timezone: string | null
+  /** The VAPID pair it was made with (migration 0024); null: the project's original pair. */
+  vapid_key_id: string | null
 }
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.locale, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures, s.timezone'
+const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.locale, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures, s.timezone, s.vapid_key_id'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -80,6 +82,8 @@ export interface UpsertSubscriber {
   locale?: string | null
   /** IANA zone, canonical; undefined keeps the stored one on a repeat, null clears it. */
   timezone?: string | null
+  /** The VAPID pair the browser subscribed with, checked; undefined: the project's current pair, read in the statement itself. */
+  vapid_key_id?: string
 }
 
 /** How many keys a tags column holds, in RETURNING (where `tags` is the new value). */
@@ -92,11 +96,12 @@ const TAG_COUNT = '(SELECT count(*)::int FROM jsonb_object_keys(tags))'
  */
 export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Promise<{ id: string; tagCount: number }> {
   const result = await q.query<{ id: string; tag_count: number }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, source, locale, timezone)
-     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb), $9, $10, $12)
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, external_id, tags, source, locale, timezone, vapid_key_id)
+     VALUES ($1, $2, $3, $4, $5, $6, COALESCE($8::jsonb, '{}'::jsonb), $9, $10, $12, COALESCE($14::text, (SELECT p.vapid_key_id FROM projects p WHERE p.id = $2)))
      ON CONFLICT (project_id, endpoint) DO UPDATE SET
        p256dh = EXCLUDED.p256dh,
        auth = EXCLUDED.auth,
+       vapid_key_id = EXCLUDED.vapid_key_id,
        external_id = CASE WHEN $7::boolean THEN EXCLUDED.external_id ELSE subscribers.external_id END,
        tags = subscribers.tags || COALESCE($8::jsonb, '{}'::jsonb),
        locale = CASE WHEN $11::boolean THEN EXCLUDED.locale ELSE subscribers.locale END,
@@ -108,6 +113,7 @@ export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Pro
       row.id, row.project_id, row.endpoint, row.p256dh, row.auth, row.external_id ?? null, row.external_id !== undefined,
       row.tags === undefined ? null : JSON.stringify(row.tags), row.source ?? 'subscribe', row.locale ?? null, row.locale !== undefined,
       row.timezone ?? null, row.timezone !== undefined,
+      row.vapid_key_id ?? null,
     ],
   )
   return { id: result.rows[0].id, tagCount: result.rows[0].tag_count }

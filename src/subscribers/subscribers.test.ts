@@ -75,6 +75,8 @@ describe('GET /v1/subscribers/:sid', () => {
       consecutive_failures: 0,
       health: 'active',
       timezone: null,
+      // The project's original VAPID pair (issue 23): vk_ and the project id's 26 characters.
+      vapid_key_id: `vk_${p.id.slice(4)}`,
     })
     expect(got.created_at).toBeGreaterThanOrEqual(before - 1000)
     expect(got.created_at).toBeLessThanOrEqual(Date.now() + 1000)

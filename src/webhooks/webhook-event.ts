@@ -10,7 +10,7 @@ export interface WebhookEventJson {
   broadcast_id: string | null
   subscriber_id: string | null
   external_id: string | null
-  /** null except on failed: { reason: 'gone' | 'rejected' | 'unreachable' | 'capped', status: number | null }, and on clicked on an action button: { action }. */
+  /** null except on failed: { reason: 'gone' | 'rejected' | 'unreachable' | 'skipped' | 'capped' | 'vapid_key_mismatch', status: number | null }, and on clicked on an action button: { action }. */
   meta: unknown
   /** Unix ms. */
   created_at: number

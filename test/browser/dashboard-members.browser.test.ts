@@ -129,6 +129,27 @@ describe.skipIf(!browserAvailable)('members in the dashboard, in Chromium', () =
     await nav(owner, 'Members').waitFor()
   })
 
+  it('the owner sees the VAPID keys with their counts in Settings, rotates, and retires the unused old key (issue 23)', async () => {
+    await nav(owner, 'Settings').click()
+    await owner.getByRole('heading', { name: 'VAPID keys', level: 2 }).waitFor()
+    const rows = owner.locator('#vapid-keys tbody tr')
+    await expect.poll(() => rows.count()).toBe(1)
+    expect(await rows.first().textContent()).toContain('Current')
+    await owner.getByRole('button', { name: 'Rotate keys', exact: true }).click()
+    await owner.getByRole('button', { name: 'Yes, rotate keys' }).click()
+    await owner.getByText('New key pair is current.').waitFor()
+    await expect.poll(() => rows.count()).toBe(2)
+    // The old key has no subscriber here: it still signs, and can be retired.
+    expect(await rows.nth(0).textContent()).toContain('Still signing')
+    expect(await rows.nth(1).textContent()).toContain('Current')
+    await rows.nth(0).getByRole('button', { name: 'Retire', exact: true }).click()
+    await owner.getByRole('button', { name: 'Yes, retire' }).click()
+    await owner.getByText('Key retired.').waitFor()
+    expect(await rows.nth(0).textContent()).toContain('Retired')
+    const keys = await db('SELECT retired_at IS NOT NULL AS retired FROM vapid_keys WHERE project_id = $1 ORDER BY created_at, id', [shop.id])
+    expect(keys).toEqual([{ retired: true }, { retired: false }])
+  })
+
   it('the owner invites a viewer from the Members page and gets a link', async () => {
     await nav(owner, 'Members').click()
     await owner.getByRole('heading', { name: 'Members', level: 1 }).waitFor()

@@ -27,6 +27,8 @@ export interface RouteIds {
   invite?: string
   /** The email of an account that exists (a member's), for the operator's password reset link. */
   accountEmail?: string
+  /** A VAPID key of the project that is neither current nor in use (vk_…), for DELETE /v1/vapid-keys/:key_id; the original key when absent. */
+  spareVapidKey?: string
 }
 
 export interface RouteCase {
@@ -174,6 +176,15 @@ export const MEMBER_ROUTES: BearerRouteCase[] = [
   { method: 'DELETE', path: '/v1/members/invites/:id', url: (ids) => `/v1/members/invites/${ids.invite}`, foreign: notFound('invite_not_found') },
   { method: 'PATCH', path: '/v1/members/:user_id', url: (ids) => `/v1/members/${ids.member}`, body: () => ({ role: 'editor' }), foreign: notFound('member_not_found') },
   { method: 'DELETE', path: '/v1/members/:user_id', url: (ids) => `/v1/members/${ids.member}`, foreign: notFound('member_not_found') },
+  // VAPID keys (issue 23): vapid_keys:manage, an owner's session alone, like the people above.
+  { method: 'GET', path: '/v1/vapid-keys', url: () => '/v1/vapid-keys', foreign: { status: 200 } },
+  { method: 'POST', path: '/v1/vapid-keys/rotate', url: () => '/v1/vapid-keys/rotate', foreign: { status: 201 } },
+  {
+    method: 'DELETE',
+    path: '/v1/vapid-keys/:key_id',
+    url: (ids) => `/v1/vapid-keys/${ids.spareVapidKey ?? `vk_${ids.project.slice(4)}`}`,
+    foreign: notFound('vapid_key_not_found'),
+  },
 ]
 
 /** Signing in and out, and the invite page: no API key, no project (the cookie, or nothing). */
@@ -234,6 +245,15 @@ export const ADMIN_ROUTES: RouteCase[] = [
       const keys = generateVapidKeys()
       return { vapid_private: keys.privateKey, vapid_public: keys.publicKey }
     },
+  },
+  { method: 'GET', path: '/admin/v1/projects/:id/vapid-keys', url: (ids) => `/admin/v1/projects/${ids.project}/vapid-keys` },
+  { method: 'POST', path: '/admin/v1/projects/:id/vapid-keys/rotate', url: (ids) => `/admin/v1/projects/${ids.project}/vapid-keys/rotate` },
+  {
+    method: 'DELETE',
+    path: '/admin/v1/projects/:id/vapid-keys/:key_id',
+    // The original key of a populated project is its current one (nothing rotated it).
+    url: (ids) => `/admin/v1/projects/${ids.project}/vapid-keys/vk_${ids.project.slice(4)}`,
+    populated: { status: 409, code: 'vapid_key_current' },
   },
   {
     method: 'DELETE',

@@ -176,7 +176,8 @@
   // and replaces (migrate mode).
   function register(subscription, vapidPublic, options, extra) {
     var json = subscription.toJSON()
-    var body = Object.assign({ endpoint: json.endpoint, keys: json.keys }, extra)
+    // The key it was made with (issue 23): after a rotation a browser may still hold the previous key (cached up to an hour), and Herald must sign with that one.
+    var body = Object.assign({ endpoint: json.endpoint, keys: json.keys, vapid_public: vapidPublic }, extra)
     if (options.externalId !== undefined) body.external_id = options.externalId
     if (options.groupIds !== undefined) body.group_ids = options.groupIds
     if (options.tags !== undefined) body.tags = options.tags

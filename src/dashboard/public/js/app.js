@@ -44,8 +44,8 @@ const signOutButton = document.getElementById('sign-out')
 const accountLink = document.getElementById('account-link')
 const switcher = document.getElementById('project-switcher')
 
-/** What a key may do (its scope is not known to the page): everything but managing people. */
-const KEY_CANNOT = ['members:manage']
+/** What a key may do (its scope is not known to the page): everything but managing people and VAPID keys. */
+const KEY_CANNOT = ['members:manage', 'vapid_keys:manage']
 
 /**
  * What pages share: the project (GET /v1/me), the signed-in member (GET

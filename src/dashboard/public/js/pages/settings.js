@@ -1,12 +1,14 @@
 // Settings: webhooks (webhooks-section.js: status, delivery log, test, edit,
 // enable, rotate), the project's default icon, subscription expiry rules and
 // time settings (default time zone, quiet hours: PATCH /v1/me), its frequency
-// caps (settings-caps.js), and the snippet to paste into the site.
+// caps (settings-caps.js), the VAPID keys for owners (vapid-keys-section.js),
+// and the snippet to paste into the site.
 import { patch } from '../api.js'
 import { append, field, h, readAsDataUrl, replace } from '../dom.js'
 import { errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
 import { webhooksSection } from './webhooks-section.js'
 import { capsSection } from './settings-caps.js'
+import { vapidKeysSection } from './vapid-keys-section.js'
 
 export async function render(view, session, { flash }) {
   const me = session.me
@@ -18,6 +20,8 @@ export async function render(view, session, { flash }) {
     expirySection(session),
     timeSection(session),
     capsSection(session),
+    // Owners only (vapid_keys:manage): rotating or retiring a key can silence subscribers.
+    session.can('vapid_keys:manage') ? await vapidKeysSection(session) : null,
     snippetSection(me),
   )
 }
