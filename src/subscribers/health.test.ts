@@ -144,6 +144,10 @@ describe('clicks', () => {
     const events = await t.database.db.query<{ subscriber_id: string | null }>(`SELECT subscriber_id FROM events WHERE type IN ('clicked', 'dismissed')`)
     expect(events.rows.length).toBeGreaterThanOrEqual(3)
     expect(events.rows.every((e) => e.subscriber_id === null)).toBe(true)
+
+    // Erasure takes the health row with the subscriber.
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/subscribers/${browser.id}`, headers: a.auth })).statusCode).toBe(200)
+    expect((await t.database.db.query('SELECT 1 FROM subscriber_health WHERE subscriber_id = $1', [browser.id])).rows).toEqual([])
   })
 })
 
