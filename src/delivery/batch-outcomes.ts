@@ -5,7 +5,8 @@
 // tallied here, added in the one UPDATE of the broadcast row), in the lock
 // order fanout.ts gives. The subscribers' health (last_delivered_at,
 // consecutive_failures, expiry of those gone or failing too often: issue 23)
-// is one UPDATE of the batch's subscribers, never a statement per push.
+// is one statement over the batch's subscribers (health.store.ts
+// recordPushHealth), never a statement per push.
 import type { Queryable } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
 import { addOutcomes, emptyDelta, type LastPushError, type PushServiceCounts, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'

@@ -13,16 +13,20 @@ import type { SubscriberHealth } from './subscribers.schemas.ts'
  */
 export const DORMANT_AFTER_DAYS = 30
 
-/** The SQL test for each health of an active subscriber (alias s); `cutoff` is the parameter holding the dormancy cutoff (failing does not use it). */
+/**
+ * The SQL test for each health of a subscriber (alias s, its subscriber_health
+ * row joined as h, possibly absent); `cutoff` is the parameter holding the
+ * dormancy cutoff (failing does not use it).
+ */
 export function healthCondition(health: SubscriberHealth, cutoff: string): string {
   switch (health) {
     case 'failing':
-      return `s.status = 'active' AND s.consecutive_failures > 0`
+      return `s.status = 'active' AND h.consecutive_failures > 0`
     case 'dormant':
-      // GREATEST skips a null last_clicked_at (never clicked); last_seen_at is never null.
-      return `s.status = 'active' AND s.consecutive_failures = 0 AND GREATEST(s.last_clicked_at, s.last_seen_at) < ${cutoff}`
+      // GREATEST skips a null last_clicked_at (never clicked, or no row); last_seen_at is never null.
+      return `s.status = 'active' AND COALESCE(h.consecutive_failures, 0) = 0 AND GREATEST(h.last_clicked_at, s.last_seen_at) < ${cutoff}`
     case 'active':
-      return `s.status = 'active' AND s.consecutive_failures = 0 AND GREATEST(s.last_clicked_at, s.last_seen_at) >= ${cutoff}`
+      return `s.status = 'active' AND COALESCE(h.consecutive_failures, 0) = 0 AND GREATEST(h.last_clicked_at, s.last_seen_at) >= ${cutoff}`
   }
 }
 
@@ -38,27 +42,44 @@ export interface PushHealthOutcome {
   gone: boolean
 }
 
+/** Unique ids, sorted: the order other transactions lock subscribers in (and ON CONFLICT may touch a row once a statement). */
+function sortedUnique<T>(items: T[], id: (item: T) => string): T[] {
+  const byId = new Map(items.map((item) => [id(item), item]))
+  return [...byId.keys()].sort().map((key) => byId.get(key)!)
+}
+
 /**
- * Records a batch's outcomes in one statement, folded into the batch's
- * transaction (delivery/batch-outcomes.ts): an accepted push sets
- * last_delivered_at and resets consecutive_failures; a failed one counts up,
+ * Records a batch's outcomes, folded into the batch's transaction
+ * (delivery/batch-outcomes.ts), in one statement: an accepted push sets
+ * last_delivered_at and resets consecutive_failures; a failed one counts up
  * and expires an active subscriber when its push service said it is gone
  * (404/410) or when the count reaches the project's expire_after_failures.
- * Ids go in sorted, the order other transactions lock subscribers in.
+ * The batch's events were written first in the same transaction, so their
+ * foreign keys hold every subscriber here (none can be erased meanwhile); one
+ * erased before the batch is simply not found.
  */
 export async function recordPushHealth(q: Queryable, projectId: string, outcomes: PushHealthOutcome[]): Promise<void> {
   if (outcomes.length === 0) return
-  const sorted = [...outcomes].sort((a, b) => (a.subscriberId < b.subscriberId ? -1 : a.subscriberId > b.subscriberId ? 1 : 0))
+  const sorted = sortedUnique(outcomes, (o) => o.subscriberId)
   await q.query(
-    `UPDATE subscribers s SET
-       last_delivered_at = CASE WHEN o.delivered THEN now() ELSE s.last_delivered_at END,
-       consecutive_failures = CASE WHEN o.delivered THEN 0 ELSE s.consecutive_failures + 1 END,
-       status = CASE
-         WHEN s.status = 'active' AND NOT o.delivered
-              AND (o.gone OR s.consecutive_failures + 1 >= COALESCE((SELECT expire_after_failures FROM projects WHERE id = $4), 2147483647))
-         THEN 'expired' ELSE s.status END
-     FROM unnest($1::text[], $2::boolean[], $3::boolean[]) AS o(id, delivered, gone)
-     WHERE s.id = o.id AND s.project_id = $4`,
+    `WITH o AS (
+       SELECT * FROM unnest($1::text[], $2::boolean[], $3::boolean[]) AS o(id, delivered, gone)
+     ), counted AS (
+       INSERT INTO subscriber_health AS h (subscriber_id, project_id, last_delivered_at, consecutive_failures)
+       SELECT s.id, s.project_id, CASE WHEN o.delivered THEN now() END, CASE WHEN o.delivered THEN 0 ELSE 1 END
+         FROM o JOIN subscribers s ON s.id = o.id AND s.project_id = $4
+        ORDER BY s.id
+       ON CONFLICT (subscriber_id) DO UPDATE SET
+         last_delivered_at = COALESCE(EXCLUDED.last_delivered_at, h.last_delivered_at),
+         consecutive_failures = CASE WHEN EXCLUDED.consecutive_failures = 0 THEN 0 ELSE h.consecutive_failures + 1 END
+       RETURNING h.subscriber_id, h.consecutive_failures
+     )
+     UPDATE subscribers SET status = 'expired'
+      WHERE id = ANY (ARRAY(
+              SELECT c.subscriber_id FROM counted c JOIN o ON o.id = c.subscriber_id
+               WHERE NOT o.delivered
+                 AND (o.gone OR c.consecutive_failures >= COALESCE((SELECT expire_after_failures FROM projects WHERE id = $4), 2147483647))))
+        AND status = 'active'`,
     [sorted.map((o) => o.subscriberId), sorted.map((o) => o.delivered), sorted.map((o) => o.gone), projectId],
   )
 }
@@ -66,14 +87,20 @@ export async function recordPushHealth(q: Queryable, projectId: string, outcomes
 /**
  * Sets last_clicked_at of the subscribers that clicked, each only within the
  * project its beacon named: another project's subscriber id changes nothing.
+ * The subscriber rows are key-share locked, so one erased meanwhile is skipped
+ * rather than failing the beacons' transaction.
  */
 export async function recordClicks(q: Queryable, clicks: Array<{ projectId: string; subscriberId: string }>): Promise<void> {
   if (clicks.length === 0) return
-  const sorted = [...clicks].sort((a, b) => (a.subscriberId < b.subscriberId ? -1 : a.subscriberId > b.subscriberId ? 1 : 0))
+  const sorted = sortedUnique(clicks, (c) => c.subscriberId)
   await q.query(
-    `UPDATE subscribers s SET last_clicked_at = now()
+    `INSERT INTO subscriber_health AS h (subscriber_id, project_id, last_clicked_at)
+     SELECT s.id, s.project_id, now()
        FROM unnest($1::text[], $2::text[]) AS c(project_id, id)
-      WHERE s.id = c.id AND s.project_id = c.project_id`,
+       JOIN subscribers s ON s.id = c.id AND s.project_id = c.project_id
+      ORDER BY s.id
+        FOR KEY SHARE OF s
+     ON CONFLICT (subscriber_id) DO UPDATE SET last_clicked_at = EXCLUDED.last_clicked_at`,
     [sorted.map((c) => c.projectId), sorted.map((c) => c.subscriberId)],
   )
 }
@@ -81,7 +108,7 @@ export async function recordClicks(q: Queryable, clicks: Array<{ projectId: stri
 /**
  * Expires at most `batch` active subscribers, over every project with a rule
  * on, that are failing (consecutive_failures > 0, the partial index of
- * migration 0025) and either reached the project's expire_after_failures (a
+ * migration 0025 on subscriber_health) and either reached the project's expire_after_failures (a
  * rule turned on after they had failed that often) or accepted nothing
  * (since last_delivered_at, or since they subscribed) for
  * expire_after_days_without_delivery days. Returns how many.
@@ -91,10 +118,11 @@ export async function expireFailingSubscribers(q: Queryable, batch: number): Pro
     `UPDATE subscribers SET status = 'expired'
       WHERE id IN (
         SELECT s.id FROM projects p
-          JOIN subscribers s ON s.project_id = p.id AND s.status = 'active' AND s.consecutive_failures > 0
-         WHERE (p.expire_after_failures IS NOT NULL AND s.consecutive_failures >= p.expire_after_failures)
+          JOIN subscriber_health h ON h.project_id = p.id AND h.consecutive_failures > 0
+          JOIN subscribers s ON s.id = h.subscriber_id AND s.status = 'active'
+         WHERE (p.expire_after_failures IS NOT NULL AND h.consecutive_failures >= p.expire_after_failures)
             OR (p.expire_after_days_without_delivery IS NOT NULL
-                AND COALESCE(s.last_delivered_at, s.created_at) < now() - p.expire_after_days_without_delivery * interval '1 day')
+                AND COALESCE(h.last_delivered_at, s.created_at) < now() - p.expire_after_days_without_delivery * interval '1 day')
          ORDER BY s.id
          LIMIT $1
          FOR NO KEY UPDATE OF s SKIP LOCKED)
@@ -117,7 +145,8 @@ export async function countByHealth(q: Queryable, projectId: string, now = Date.
     `SELECT count(*) FILTER (WHERE ${healthCondition('active', '$2::timestamptz')}) AS active,
             count(*) FILTER (WHERE ${healthCondition('dormant', '$2::timestamptz')}) AS dormant,
             count(*) FILTER (WHERE ${healthCondition('failing', '')}) AS failing
-       FROM subscribers s WHERE s.project_id = $1 AND s.status = 'active'`,
+       FROM subscribers s LEFT JOIN subscriber_health h ON h.subscriber_id = s.id
+      WHERE s.project_id = $1 AND s.status = 'active'`,
     [projectId, cutoff],
   )
   const row = result.rows[0]

@@ -47,9 +47,20 @@ async function patchMe(project: TestProject, payload: Record<string, unknown>, h
   return t.app.inject({ method: 'PATCH', url: '/v1/me', headers, payload })
 }
 
-/** Sets a subscriber's health columns straight in the database, in place of weeks of waiting. */
+/** Sets a subscriber's columns straight in the database, in place of weeks of waiting. */
 async function setRow(id: string, set: string, params: unknown[] = []): Promise<void> {
   await t.database.db.query(`UPDATE subscribers SET ${set} WHERE id = $1`, [id, ...params])
+}
+
+/** The same for its health row (migration 0025's subscriber_health), made when it has none. */
+async function setHealth(id: string, health: { consecutive_failures?: number; last_delivered_at?: Date; last_clicked_at?: Date }): Promise<void> {
+  await t.database.db.query(
+    `INSERT INTO subscriber_health (subscriber_id, project_id, consecutive_failures, last_delivered_at, last_clicked_at)
+     SELECT id, project_id, $2, $3, $4 FROM subscribers WHERE id = $1
+     ON CONFLICT (subscriber_id) DO UPDATE SET consecutive_failures = EXCLUDED.consecutive_failures,
+       last_delivered_at = EXCLUDED.last_delivered_at, last_clicked_at = EXCLUDED.last_clicked_at`,
+    [id, health.consecutive_failures ?? 0, health.last_delivered_at ?? null, health.last_clicked_at ?? null],
+  )
 }
 
 describe('fan-out outcomes', () => {
@@ -133,6 +144,10 @@ describe('clicks', () => {
     const events = await t.database.db.query<{ subscriber_id: string | null }>(`SELECT subscriber_id FROM events WHERE type IN ('clicked', 'dismissed')`)
     expect(events.rows.length).toBeGreaterThanOrEqual(3)
     expect(events.rows.every((e) => e.subscriber_id === null)).toBe(true)
+
+    // Erasure takes the health row with the subscriber.
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/subscribers/${browser.id}`, headers: a.auth })).statusCode).toBe(200)
+    expect((await t.database.db.query('SELECT 1 FROM subscriber_health WHERE subscriber_id = $1', [browser.id])).rows).toEqual([])
   })
 })
 
@@ -143,12 +158,13 @@ describe('the days rule, as a durable job', () => {
     const [old, recent, quiet, neverOk, manyFails] = await Promise.all([1, 2, 3, 4, 5].map(() => subscribeBrowser(t, project, push)))
     const elsewhere = await subscribeBrowser(t, ruleless, push)
     const longAgo = new Date(Date.now() - 10 * DAY)
-    await setRow(old.id, 'consecutive_failures = 2, last_delivered_at = $2', [longAgo])
-    await setRow(recent.id, 'consecutive_failures = 4, last_delivered_at = $2', [new Date(Date.now() - 3 * DAY)])
+    await setHealth(old.id, { consecutive_failures: 2, last_delivered_at: longAgo })
+    await setHealth(recent.id, { consecutive_failures: 4, last_delivered_at: new Date(Date.now() - 3 * DAY) })
     // Not sent anything for weeks, but not failing: never expired by this rule.
-    await setRow(quiet.id, 'consecutive_failures = 0, last_delivered_at = $2', [longAgo])
-    await setRow(neverOk.id, 'consecutive_failures = 1, created_at = $2', [longAgo])
-    await setRow(elsewhere.id, 'consecutive_failures = 9, last_delivered_at = $2', [longAgo])
+    await setHealth(quiet.id, { consecutive_failures: 0, last_delivered_at: longAgo })
+    await setHealth(neverOk.id, { consecutive_failures: 1 })
+    await setRow(neverOk.id, 'created_at = $2', [longAgo])
+    await setHealth(elsewhere.id, { consecutive_failures: 9, last_delivered_at: longAgo })
     expect((await patchMe(project, { expire_after_days_without_delivery: 7 })).statusCode).toBe(200)
     // The job on the worker loop (the migration queued one for the hour; this one is due now).
     await enqueue(t.ctx.db, 'expire_failing_subscribers', {})
@@ -159,7 +175,7 @@ describe('the days rule, as a durable job', () => {
     expect((await get(ruleless, elsewhere.id)).status).toBe('active')
 
     // A failures rule turned on after the fact: the sweep catches those already past it.
-    await setRow(manyFails.id, 'consecutive_failures = 6')
+    await setHealth(manyFails.id, { consecutive_failures: 6 })
     expect((await patchMe(project, { expire_after_failures: 5, expire_after_days_without_delivery: null })).statusCode).toBe(200)
     const queued = async () => (await t.database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'expire_failing_subscribers'`)).rows[0].n
     const queuedBefore = await queued()
@@ -185,10 +201,14 @@ describe('filters, health counts and project isolation', () => {
     ids = { fresh: fresh.id, dormant: dormant.id, failing: failing.id, clicked: clicked.id }
     foreign = (await subscribeBrowser(t, b, push)).id
     const old = new Date(Date.now() - 40 * DAY)
-    await setRow(ids.dormant, 'last_seen_at = $2, last_delivered_at = $3', [old, new Date(Date.now() - 2 * DAY)])
-    await setRow(ids.failing, 'consecutive_failures = 3, last_delivered_at = $2, last_seen_at = $2', [old])
-    await setRow(ids.clicked, 'last_seen_at = $2, last_clicked_at = $3, last_delivered_at = $3', [old, new Date(Date.now() - DAY)])
-    await setRow(foreign, 'consecutive_failures = 5, last_seen_at = $2', [old])
+    await setRow(ids.dormant, 'last_seen_at = $2', [old])
+    await setHealth(ids.dormant, { last_delivered_at: new Date(Date.now() - 2 * DAY) })
+    await setRow(ids.failing, 'last_seen_at = $2', [old])
+    await setHealth(ids.failing, { consecutive_failures: 3, last_delivered_at: old })
+    await setRow(ids.clicked, 'last_seen_at = $2', [old])
+    await setHealth(ids.clicked, { last_clicked_at: new Date(Date.now() - DAY), last_delivered_at: new Date(Date.now() - DAY) })
+    await setRow(foreign, 'last_seen_at = $2', [old])
+    await setHealth(foreign, { consecutive_failures: 5 })
   })
 
   it('health, min_consecutive_failures, delivered_* and clicked_* select as documented', async () => {

@@ -19,7 +19,7 @@ export interface SubscriberRow {
   created_at: Date
   last_seen_at: Date
   source: SubscriberSource
-  /** Health (migration 0025): the last push a push service accepted, the last click recorded, failed pushes since. */
+  /** Health (migration 0025, subscriber_health): the last push a push service accepted, the last click recorded, failed pushes since. */
   last_delivered_at: Date | null
   last_clicked_at: Date | null
   consecutive_failures: number
@@ -31,7 +31,10 @@ export interface SubscriberRow {
 
 export type SubscriberWithGroups = SubscriberRow & { group_ids: string[] }
 
-const COLUMNS = 's.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.locale, s.created_at, s.last_seen_at, s.source, s.last_delivered_at, s.last_clicked_at, s.consecutive_failures, s.timezone, s.vapid_key_id'
+const COLUMNS = `s.id, s.project_id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.push_service, s.tags, s.locale, s.created_at, s.last_seen_at, s.source,
+  s.timezone, s.vapid_key_id, h.last_delivered_at, h.last_clicked_at, COALESCE(h.consecutive_failures, 0) AS consecutive_failures`
+/** The subscriber (s) with its health row (h, migration 0025), which it may not have yet. */
+const FROM = 'subscribers s LEFT JOIN subscriber_health h ON h.subscriber_id = s.id'
 const GROUP_IDS = `COALESCE((SELECT array_agg(m.group_id ORDER BY m.group_id) FROM group_members m WHERE m.subscriber_id = s.id), '{}') AS group_ids`
 
 /**
@@ -169,7 +172,7 @@ export async function markUnsubscribed(q: Queryable, projectId: string, endpoint
 
 export async function findSubscriber(q: Queryable, projectId: string, id: string): Promise<SubscriberWithGroups | null> {
   const result = await q.query<SubscriberWithGroups>(
-    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM subscribers s WHERE s.id = $1 AND s.project_id = $2`,
+    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM ${FROM} WHERE s.id = $1 AND s.project_id = $2`,
     [id, projectId],
   )
   return result.rows[0] ?? null
@@ -233,7 +236,7 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
   const column = (name: string, bound: Date | undefined, op: '<' | '>=', orNever: boolean): void => {
     if (!bound) return
     params.push(bound)
-    where.push(orNever ? `(s.${name} IS NULL OR s.${name} ${op} $${params.length})` : `s.${name} ${op} $${params.length}`)
+    where.push(orNever ? `(h.${name} IS NULL OR h.${name} ${op} $${params.length})` : `h.${name} ${op} $${params.length}`)
   }
   column('last_delivered_at', filter.deliveredBefore, '<', true)
   column('last_delivered_at', filter.deliveredAfter, '>=', false)
@@ -241,7 +244,7 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
   column('last_clicked_at', filter.clickedAfter, '>=', false)
   if (filter.minConsecutiveFailures !== undefined) {
     params.push(filter.minConsecutiveFailures)
-    where.push(`s.consecutive_failures >= $${params.length}`)
+    where.push(`h.consecutive_failures >= $${params.length}`)
   }
   if (filter.health === 'failing') where.push(healthCondition('failing', ''))
   else if (filter.health) {
@@ -254,7 +257,7 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
   }
   params.push(filter.limit)
   const result = await q.query<SubscriberWithGroups>(
-    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM subscribers s
+    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM ${FROM}
       WHERE ${where.join(' AND ')}
       ORDER BY s.id DESC
       LIMIT $${params.length}`,
