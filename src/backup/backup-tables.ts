@@ -23,6 +23,8 @@ const USES_MEDIA = (column: string) => `${column} LIKE '%/icons/' || t.sha256 ||
 
 export const BACKUP_TABLES: BackupTable[] = [
   { name: 'projects', key: [['id', 'text']], ofProjects: 't.id = ANY($1)' },
+  // Every VAPID pair a project has had that is not retired or is (issue 23): each subscription is signed with its own.
+  { name: 'vapid_keys', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   {
     // People: the members of the projects, and whoever invited someone to them (an invite names its inviter).
     name: 'users',
@@ -34,7 +36,16 @@ export const BACKUP_TABLES: BackupTable[] = [
   { name: 'invites', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   { name: 'api_keys', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   { name: 'groups', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
+  { name: 'templates', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   { name: 'subscribers', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
+  {
+    // Last delivered and clicked, failures in a row (issue 23): what the expiry rules read.
+    name: 'subscriber_health',
+    key: [['subscriber_id', 'text']],
+    ofProjects: 't.subscriber_id IN (SELECT id FROM subscribers WHERE project_id = ANY($1))',
+  },
+  // The pushes counted toward frequency caps (issue 24): without them a restored project's caps would start from zero.
+  { name: 'push_counts', key: [['subscriber_id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   {
     name: 'group_members',
     key: [['group_id', 'text'], ['subscriber_id', 'text']],
@@ -64,4 +75,5 @@ export const NOT_BACKED_UP: Record<string, string> = {
   events: "one row per push and click: the broadcasts' counts are kept, the per-push log (the largest table) is not",
   webhook_deliveries: 'deliveries waiting to be sent are work in flight, like jobs',
   webhook_attempts: 'the delivery log of the last days, for debugging',
+  broadcast_waves: "the local-time waves of broadcasts in flight (issue 24): a restore ends those broadcasts, as it has no jobs to run them",
 }
