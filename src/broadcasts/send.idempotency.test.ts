@@ -161,8 +161,8 @@ describe('Idempotency-Key on POST /v1/send', () => {
   })
 
   it('the prune job is queued once, by the migration, ten minutes ahead', async () => {
-    // Measured from when the migration queued it, not from now: the embedded
-    // test template is migrated once and reused by later runs.
+    // Ahead of when the migration queued it (created_at), not of now: the embedded
+    // test databases are copies of a template kept between runs, migrated maybe hours ago.
     const jobs = await t.database.db.query<{ due_in_s: number }>(
       `SELECT extract(epoch FROM run_at - created_at)::int AS due_in_s FROM jobs WHERE kind = 'prune_idempotency_keys'`,
     )
