@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, CDPSession, Page, Worker } from 'playwright-core'
 import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
-import type { TestProject } from '../support/app.ts'
+import { ADMIN_TOKEN, type TestProject } from '../support/app.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { eventually, fakePushLog, installFakePushManager } from './sdk-helpers.ts'
 
@@ -498,10 +498,20 @@ self.addEventListener('push', (event) => {
     const active = { status: 'active', group_ids: [group.body.id], tags: { plan: 'pro', score: 3 } }
     const gone = { status: 'expired', group_ids: [group.body.id], tags: { plan: 'pro', score: 3 } }
 
+    // The project rotates its VAPID key meanwhile (issue 23): the renewed subscription was
+    // made with the previous pair, and the push service below refuses a push signed with another.
+    const rotated = await herald.t.app.inject({
+      method: 'POST', url: `/admin/v1/projects/${project.id}/vapid-keys/rotate`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })
+    expect(rotated.statusCode).toBe(201)
+    const originalKey = (await api('GET', `/v1/subscribers/${firstId}`)).body.vapid_key_id
+
     expect(await change({ endpoint: first.endpoint, key: project.vapidPublic })).toBe(1)
     expect(await eventually(devices, (d) => d[first.endpoint]?.status === 'expired' && d[second.endpoint] !== undefined))
       .toEqual({ [first.endpoint]: gone, [second.endpoint]: active })
     expect((await fakePushLog(worker)).subscribeKeys).toEqual([project.vapidPublic])
+    const renewed = (await api('GET', '/v1/subscribers?external_id=user_9')).body.subscribers.find((x: { endpoint: string }) => x.endpoint === second.endpoint)
+    expect(renewed.vapid_key_id).toBe(originalKey)
 
     // Pushes now reach the new endpoint only.
     const sent = await api('POST', '/v1/send', { target: { type: 'user', external_id: 'user_9' }, notification: { title: 'Renewed', body: 'Still here' } })

@@ -197,6 +197,11 @@
     if (replaces) body.replaces = replaces
     if (state.locale) body.locale = state.locale
     if (state.timezone) body.timezone = state.timezone
+    // The key it was made with (issue 23): after a rotation the renewed subscription
+    // still uses the previous pair, and Herald must sign its pushes with that one.
+    var key = subscription.options && subscription.options.applicationServerKey
+    var vapidPublic = key ? bytesToBase64url(key) : state.vapid_public
+    if (vapidPublic) body.vapid_public = vapidPublic
     return fetch(BASE_URL + '/v1/subscribe?project=' + encodeURIComponent(state.project), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
@@ -221,6 +226,13 @@
     var bytes = new Uint8Array(raw.length)
     for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i)
     return bytes
+  }
+
+  function bytesToBase64url(buffer) {
+    var bytes = new Uint8Array(buffer)
+    var raw = ''
+    for (var i = 0; i < bytes.length; i++) raw += String.fromCharCode(bytes[i])
+    return btoa(raw).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
   }
 
   function authOf(subscription) {
