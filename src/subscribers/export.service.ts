@@ -1,12 +1,14 @@
 // GET /v1/subscribers/export and the operator's twin (issue 23): every
 // subscription of the project, streamed as NDJSON or CSV, in the form
 // POST /v1/subscribers/import reads back. The operator's form also carries each
-// subscription's keys and, as its first NDJSON line, the project's VAPID pair:
-// with both, another sender can push to every subscriber without one of them
-// subscribing again.
+// subscription's keys and the public key of the VAPID pair it was made with,
+// and, as its first NDJSON line, the project's VAPID pairs (the current one,
+// and those from before a rotation that subscriptions still use): with both,
+// another sender can push to every subscriber without one of them subscribing
+// again.
 import type { Database } from '../platform/db/database.ts'
 import { maskEndpoint } from '../access/masking.ts'
-import { exportPage, type ExportRow } from './export.store.ts'
+import { exportPage, previousVapidPairs, type ExportRow } from './export.store.ts'
 
 /** Rows per query: a page of a few MB at most, a few hundred queries for a million subscribers. */
 export const EXPORT_PAGE_SIZE = 5000
@@ -30,7 +32,7 @@ const CSV_COLUMNS = ['endpoint', 'p256dh', 'auth', 'external_id', 'status', 'gro
 function lineObject(row: ExportRow, withKeys: boolean, endpoint: string): Record<string, unknown> {
   return {
     endpoint,
-    ...(withKeys ? { keys: { p256dh: row.p256dh, auth: row.auth } } : {}),
+    ...(withKeys ? { keys: { p256dh: row.p256dh, auth: row.auth }, vapid_public: row.vapid_public } : {}),
     external_id: row.external_id,
     status: row.status,
     groups: row.groups,
@@ -62,6 +64,7 @@ function csvRow(row: ExportRow, withKeys: boolean, endpoint: string): string {
     row.source,
     row.created_at.getTime(),
     row.last_seen_at.getTime(),
+    ...(withKeys ? [row.vapid_public] : []),
   ])
 }
 
@@ -69,8 +72,13 @@ function csvRow(row: ExportRow, withKeys: boolean, endpoint: string): string {
 export async function* exportSubscribers(db: Database, projectId: string, options: ExportOptions): AsyncGenerator<string> {
   const withKeys = options.vapid !== undefined
   const endpointOf = options.endpoints === false ? (row: ExportRow) => maskEndpoint(row.endpoint) : (row: ExportRow) => row.endpoint
-  if (options.format === 'csv') yield csvLine(withKeys ? CSV_COLUMNS : CSV_COLUMNS.filter((c) => c !== 'p256dh' && c !== 'auth'))
-  else if (options.vapid) yield `${JSON.stringify({ herald_export: 1, project: projectId, vapid_public: options.vapid.vapid_public, vapid_private: options.vapid.vapid_private })}\n`
+  if (options.format === 'csv') yield csvLine(withKeys ? [...CSV_COLUMNS, 'vapid_public'] : CSV_COLUMNS.filter((c) => c !== 'p256dh' && c !== 'auth'))
+  else if (options.vapid) {
+    const { vapid_public, vapid_private } = options.vapid
+    // After a rotation, the pairs subscriptions made before it still use (each line names its own by vapid_public).
+    const previous = await previousVapidPairs(db, projectId, vapid_public)
+    yield `${JSON.stringify({ herald_export: 1, project: projectId, vapid_public, vapid_private, ...(previous.length > 0 ? { previous_vapid_keys: previous } : {}) })}\n`
+  }
   let after: string | null = null
   for (;;) {
     const rows = await exportPage(db, projectId, after, EXPORT_PAGE_SIZE)

@@ -83,6 +83,37 @@ describe('subscriber export', () => {
     }
   })
 
+  it('after a VAPID key rotation: each line names the pair it was made with, the head lists the older pairs, and another project holding both pairs takes every subscriber over', async () => {
+    const a = await t.project({ plan: 'max' })
+    const before = await subscribe(t, a, { external_id: 'old_key' })
+    const original = (await t.ctx.db.query<{ vapid_public: string; vapid_private: string }>('SELECT vapid_public, vapid_private FROM projects WHERE id = $1', [a.id])).rows[0]
+    const rotated = await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${a.id}/vapid-keys/rotate`, headers: admin })
+    expect(rotated.statusCode).toBe(201)
+    const current = (await t.ctx.db.query<{ vapid_public: string; vapid_private: string }>('SELECT vapid_public, vapid_private FROM projects WHERE id = $1', [a.id])).rows[0]
+    expect(current.vapid_public).not.toBe(original.vapid_public)
+    const after = await subscribe(t, a, { external_id: 'new_key' })
+    expect(before).not.toBe(after)
+
+    const operator = await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${a.id}/subscribers/export`, headers: admin })
+    const [head, ...lines] = ndjsonLines(operator.body)
+    expect(head).toEqual({ herald_export: 1, project: a.id, ...current, previous_vapid_keys: [original] })
+    expect(Object.fromEntries(lines.map((line) => [line.external_id, line.vapid_public]))).toEqual({ old_key: original.vapid_public, new_key: current.vapid_public })
+    const csv = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${a.id}/subscribers/export?format=csv`, headers: admin })).body
+    expect(csv.split('\n')[0]).toBe('endpoint,p256dh,auth,external_id,status,groups,tags,source,created_at,last_seen_at,vapid_public')
+    // The project's own export never names keys.
+    expect(ndjsonLines((await t.app.inject({ method: 'GET', url: '/v1/subscribers/export', headers: a.auth })).body).every((line) => line.vapid_public === undefined)).toBe(true)
+
+    // Another project made with the original pair, then rotated to the current one (imported): both pairs, each signing its own subscriber.
+    const created = (await t.app.inject({ method: 'POST', url: '/admin/v1/projects', headers: admin, payload: { name: 'B', plan: 'max', ...original } })).json()
+    expect((await t.app.inject({ method: 'POST', url: `/admin/v1/projects/${created.id}/vapid-keys/rotate`, headers: admin, payload: current })).statusCode).toBe(201)
+    const res = await t.app.inject({
+      method: 'POST', url: '/v1/subscribers/import', headers: { authorization: `Bearer ${created.api_key}`, 'content-type': 'application/x-ndjson' }, payload: operator.body,
+    })
+    expect(res.json()).toEqual({ imported: 2, updated: 0, skipped: 0, errors: [] })
+    const keys = (await t.app.inject({ method: 'GET', url: `/admin/v1/projects/${created.id}/vapid-keys`, headers: admin })).json().vapid_keys as Array<{ public_key: string; active_subscribers: number }>
+    expect(Object.fromEntries(keys.map((k) => [k.public_key, k.active_subscribers]))).toEqual({ [original.vapid_public]: 1, [current.vapid_public]: 1 })
+  })
+
   it(`pages through more than ${EXPORT_PAGE_SIZE} subscribers in id order, each once; CSV has a header and a line each`, async () => {
     const project = await t.project({ plan: 'max' })
     const n = EXPORT_PAGE_SIZE + 7
