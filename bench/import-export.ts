@@ -88,7 +88,7 @@ async function runCommand(args: string[], env: Record<string, string>): Promise<
   return { seconds: (performance.now() - start) / 1000, peakMb: Math.round(peakKb / 1024) }
 }
 
-export async function benchImportExport(storage: Storage, serverUrl: string | undefined, lines: number): Promise<void> {
+export async function benchImportExport(storage: Storage, serverUrl: string | undefined, lines: number, options: { backup: boolean } = { backup: true }): Promise<void> {
   const { env, cleanup } = await storageEnv(storage, serverUrl)
   const restoreTarget = await storageEnv(storage, serverUrl)
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-backup-')), 'backup.ndjson.gz')
@@ -142,6 +142,7 @@ export async function benchImportExport(storage: Storage, serverUrl: string | un
     // The embedded database belongs to one process: the server stops before the backup opens it.
     await herald.stop()
     stopped = true
+    if (!options.backup) return
     const commandEnv = { NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN, HERALD_PUBLIC_URL: BENCH_PUBLIC_URL }
     const backup = await runCommand(['backup', '--out', file], { ...commandEnv, ...env })
     console.log(`  herald backup: ${backup.seconds.toFixed(1)} s, ${fmt(lines / backup.seconds)} subscribers/s, peak RSS ${backup.peakMb} MB; ${fmt(fs.statSync(file).size / 1024 / 1024)} MB gzip`)

@@ -1,7 +1,7 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000] [--no-personalized]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000] [--no-personalized] [--no-backup]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
@@ -31,6 +31,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     events: { type: 'string', default: '20000' },
     'no-personalized': { type: 'boolean', default: false },
+    'no-backup': { type: 'boolean', default: false },
   },
 })
 
@@ -109,5 +110,6 @@ if (values.only === undefined || values.only === 'webhooks') {
 }
 
 if (values.only === undefined || values.only === 'import') {
-  for (const storage of storages) await benchImportExport(storage, serverUrl, n)
+  // --no-backup: import and export only (herald backup and restore of a million take as long again).
+  for (const storage of storages) await benchImportExport(storage, serverUrl, n, { backup: !values['no-backup'] })
 }
