@@ -1073,6 +1073,8 @@ describe('decisions.md §3: /v1/me and /v1/vapid-public-key', () => {
         limits: { groups: 27, subscribers: 250_000, monthly_pushes: 5_000_000, requests_per_minute: 3_000 },
         frequency_caps: [],
         usage: { subscribers: 0, pushes_this_month: 0 },
+        expire_after_failures: null,
+        expire_after_days_without_delivery: null,
       },
     })
     expect(res.body).not.toContain(apiKey)
@@ -1107,6 +1109,8 @@ describe('decisions.md §3: subscribers', () => {
       id, endpoint: ep, external_id: 'user_1', status: 'active', push_service: expect.stringMatching(/^(fcm|mozilla|apple|wns|other)$/), group_ids: [g], tags: {}, locale: null, source: 'subscribe', timezone: null, created_at: expect.any(Number), last_seen_at: expect.any(Number),
       // Issue 23: the VAPID pair it was made with, here the project's original one.
       vapid_key_id: `vk_${p.id.slice(4)}`,
+      // Issue 23: its health, none yet.
+      last_delivered_at: null, last_clicked_at: null, consecutive_failures: 0, health: 'active',
     })
     expect(Number.isInteger(res.json().created_at)).toBe(true)
     const anon = await subscribe(p)

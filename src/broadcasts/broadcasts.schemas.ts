@@ -163,7 +163,7 @@ export type DataValue = string | number | boolean
 export const SendData = Type.Record(
   Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
   Type.Unsafe<DataValue>({ type: ['string', 'number', 'boolean'], maxLength: DATA_STRING_MAX, minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE }),
-  { maxProperties: 50, additionalProperties: false, description: 'Values of this send, read as {{ data.<key> }}: strings (at most 1024 characters), numbers or booleans; at most 50.' },
+  { maxProperties: 50, additionalProperties: false, description: 'Values of this send, read as `{{ data.<key> }}`: strings (at most 1024 characters), numbers or booleans; at most 50.' },
 )
 export type SendData = Static<typeof SendData>
 

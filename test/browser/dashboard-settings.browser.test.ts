@@ -185,7 +185,8 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
       await link.click({ trial: true, timeout: 2000 })
       await link.click()
       await expect.poll(() => page.evaluate(() => location.hash)).toBe(await link.getAttribute('href'))
-      expect(await link.getAttribute('aria-current'), name).toBe('page')
+      // The nav marks the page once its route has rendered, which may wait on a request (the overview's health counts).
+      await expect.poll(() => link.getAttribute('aria-current'), { message: name }).toBe('page')
       await page.getByRole('heading', { level: 1 }).waitFor()
     }
     // Back to Settings (API keys came last): the log's key columns, time and result, show without scrolling.
