@@ -15,6 +15,9 @@ import { recordEvents, type NewEvent } from '../events/events.store.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
 import { recordPushHealth } from '../subscribers/health.store.ts'
 
+/** Failures that leave a subscriber's health as it was (recordPushHealth). */
+const NOT_THE_SUBSCRIPTIONS_FAULT: ReadonlySet<string> = new Set(['capped', 'skipped', 'vapid_key_mismatch'])
+
 export type { FailReason }
 
 /** Pushes by push service (the retry jobs carry theirs in this form). */
@@ -98,9 +101,15 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
   ].sort((a, b) => (a.subscriber_id! < b.subscriber_id! ? -1 : a.subscriber_id! > b.subscriber_id! ? 1 : 0))
   // The events of the broadcast being sent, under its own project: no ownership check needed.
   await recordEvents(q, events, { ownBroadcasts: true })
+  // Health tells whether the subscription works: a push never sent (capped, or a
+  // template skipped the subscriber) says nothing of it, nor does a push service
+  // refusing the key Herald signed with (vapid_key_mismatch: Herald's fault, and
+  // the subscription still works with its own key).
   await recordPushHealth(q, broadcast.project_id, [
     ...outcomes.delivered.map((d) => ({ subscriberId: d.subscriberId, delivered: true, gone: false })),
-    ...outcomes.failed.map((f) => ({ subscriberId: f.subscriberId, delivered: false, gone: f.reason === 'gone' })),
+    ...outcomes.failed
+      .filter((f) => !NOT_THE_SUBSCRIPTIONS_FAULT.has(f.reason))
+      .map((f) => ({ subscriberId: f.subscriberId, delivered: false, gone: f.reason === 'gone' })),
   ])
   return addOutcomes(q, broadcast.id, tally(outcomes), jobsDelta)
 }
