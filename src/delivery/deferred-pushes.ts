@@ -18,7 +18,7 @@ async function pushDeferred(deps: FanoutDeps, job: Job<'push_deferred'>): Promis
     return
   }
   const ids = job.payload.subscriber_ids
-  const recipients = await activeRecipients(deps.db, broadcast.project_id, ids)
+  const recipients = await activeRecipients(deps.db, broadcast.project_id, ids, broadcast.personalization !== null)
   // Throttled: deferred pushes keep to the rate too, taking their slot once (as retries, fanout.ts pushRetry).
   const perMinute = broadcast.throttle_per_minute
   if (perMinute !== null && !job.payload.slotted && recipients.length > 0) {

@@ -40,7 +40,8 @@ import * as broadcastState from '../broadcasts/broadcast-state.ts'
 import { findSendingBroadcast, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'
 import { activeRecipients, audienceSlice, countAudience, nextAudience, type Recipient, type ZoneFilter } from '../broadcasts/audience.store.ts'
 import { insertWaves, markWaveStarted } from '../broadcasts/waves.store.ts'
-import { planWaves, WAVE_PAYLOAD_VERSION } from './waves.ts'
+import { planWaves } from './waves.ts'
+import { BROADCAST_PAYLOAD_VERSION } from '../broadcasts/payload-version.ts'
 import { effectiveLimits } from '../projects/plans.ts'
 import { findProjectById } from '../projects/projects.store.ts'
 import { tryReservePushes } from '../projects/push-usage.ts'
@@ -111,15 +112,6 @@ declare module '../platform/jobs/queue.ts' {
   }
 }
 
-/**
- * The payload version of a broadcast's jobs: 2 for a personalized one (issue
- * 24), which a worker of the release before would send unrendered; it only
- * claims version 1 (docs/upgrades.md). The payload's shape is the same.
- */
-export const PERSONALIZED_PAYLOAD_VERSION = 2
-function payloadVersionOf(broadcast: Pick<SendingBroadcast, 'personalization'>): number {
-  return broadcast.personalization ? PERSONALIZED_PAYLOAD_VERSION : 1
-}
 
 /** Longest a batch waits for the pushes before it to leave (a push service that hangs holds them up to its timeout). */
 const ROOM_WAIT_MS = 500
@@ -182,7 +174,7 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
         // Local time or quiet hours: one chain per wave, each first job due at its wave's instant.
         for (const wave of plan.waves) {
           const payload = { broadcast_id: broadcast.id, after: null, through: null, wave: { n: wave.wave, ...wave.filter } }
-          await enqueue(tx, 'push_batch', payload, { payloadVersion: WAVE_PAYLOAD_VERSION, ...(wave.reason === 'now' ? {} : { runAt: new Date(wave.at) }) })
+          await enqueue(tx, 'push_batch', payload, { payloadVersion: BROADCAST_PAYLOAD_VERSION, ...(wave.reason === 'now' ? {} : { runAt: new Date(wave.at) }) })
         }
         await insertWaves(tx, broadcast.id, plan.waves)
         await broadcastState.startSending(tx, broadcast, plan.audience)
@@ -191,7 +183,7 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
       }
       const audience = await countAudience(tx, broadcast.project_id, broadcast.target)
       // Subscribers who joined between send and now are pushed too; startSending counts them in the month.
-      await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null }, { payloadVersion: payloadVersionOf(broadcast) })
+      await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null }, { payloadVersion: BROADCAST_PAYLOAD_VERSION })
       await broadcastState.startSending(tx, broadcast, audience)
       return { broadcast, audience }
     }
@@ -255,10 +247,9 @@ export async function sendAndRecord(
   deps.pushMetrics?.record(sent.tally, broadcast.id, settled.retryJob?.delayMs ?? null)
   const finished = await retryWhileLeased(job.signal, () => deps.db.transaction(async (tx) => {
     await job.completeIn(tx)
-    // Counted pushes that failed for good never reached anyone: their counts are given back.
-    if (caps.counted && (sent.failed.length > 0 || settled.failed.length > 0)) {
-      await giveBackPushes(tx, [...sent.failed, ...settled.failed].map((f) => f.subscriberId))
-    }
+    // Counted pushes that failed for good, or that a template skipped, never reached anyone: their counts are given back.
+    const unsent = [...sent.failed, ...settled.failed, ...(personal?.skipped ?? [])]
+    if (caps.counted && unsent.length > 0) await giveBackPushes(tx, unsent.map((f) => f.subscriberId))
     let added = 0
     for (const deferred of caps.deferred) {
       await enqueue(tx, 'push_deferred', { broadcast_id: broadcast.id, subscriber_ids: deferred.ids }, { runAt: deferred.runAt })
@@ -276,7 +267,7 @@ export async function sendAndRecord(
           ...(ttlFrom === undefined ? {} : { ttl_from: ttlFrom }),
           ...(caps.counted ? { counted: true } : {}),
         },
-        { runAt: new Date(Date.now() + settled.retryJob.delayMs), payloadVersion: payloadVersionOf(broadcast) },
+        { runAt: new Date(Date.now() + settled.retryJob.delayMs), payloadVersion: BROADCAST_PAYLOAD_VERSION },
       )
       added++
     }
@@ -334,7 +325,7 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
           tx,
           'push_batch',
           { broadcast_id: broadcast.id, after: through, through: null, ...(wave ? { wave } : {}) },
-          { payloadVersion: wave ? WAVE_PAYLOAD_VERSION : payloadVersionOf(broadcast), ...(slot ? { runAt: new Date(slot.until) } : {}) },
+          { payloadVersion: BROADCAST_PAYLOAD_VERSION, ...(slot ? { runAt: new Date(slot.until) } : {}) },
         )
         await broadcastState.addPendingBatch(tx, broadcast.id)
       }
