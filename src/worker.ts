@@ -5,7 +5,7 @@
 import { setFlagsFromString } from 'node:v8'
 import type { AppContext } from './platform/context.ts'
 import { JobWorker } from './platform/jobs/worker.ts'
-import { PERSONALIZED_PAYLOAD_VERSION } from './delivery/fanout.ts'
+import { BROADCAST_PAYLOAD_VERSION } from './broadcasts/payload-version.ts'
 import { createDeliveryJobs } from './delivery/delivery-jobs.ts'
 import { createWebhookWorker } from './webhooks/webhook-worker.ts'
 import { idempotencyJobHandlers } from './broadcasts/idempotency-prune.ts'
@@ -47,7 +47,7 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   const worker = new JobWorker(ctx.db, handlers, {
     // Version 2 (issue 24): fan-out renders personalized broadcasts, and plans local-time waves
     // (delivery/waves.ts); a worker of 0.2.0 leaves such jobs to this release.
-    payloadVersions: { fire_broadcast: PERSONALIZED_PAYLOAD_VERSION, fanout_broadcast: PERSONALIZED_PAYLOAD_VERSION, push_batch: PERSONALIZED_PAYLOAD_VERSION, push_retry: PERSONALIZED_PAYLOAD_VERSION },
+    payloadVersions: { fire_broadcast: BROADCAST_PAYLOAD_VERSION, fanout_broadcast: BROADCAST_PAYLOAD_VERSION, push_batch: BROADCAST_PAYLOAD_VERSION, push_retry: BROADCAST_PAYLOAD_VERSION },
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,
     leaseMs: config.jobLeaseMs,

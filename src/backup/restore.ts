@@ -25,6 +25,7 @@ import * as broadcastState from '../broadcasts/broadcast-state.ts'
 import { readLines } from '../subscribers/import-lines.ts'
 import { BACKUP_TABLES } from './backup-tables.ts'
 import { BACKUP_FORMAT, type BackupHeader } from './backup.ts'
+import { BROADCAST_PAYLOAD_VERSION } from '../broadcasts/payload-version.ts'
 
 /** Rows per transaction: bounded, so a restore of millions holds a few MB and no long transaction. */
 export const RESTORE_BATCH_ROWS = 1000
@@ -213,7 +214,7 @@ async function replan(db: Database): Promise<{ rescheduled: number; interrupted:
     for (const broadcast of open.rows) {
       const at = broadcast.scheduled_at === null ? null : new Date(broadcast.scheduled_at)
       if (broadcast.status === 'scheduled' && at !== null && at.getTime() > Date.now()) {
-        await enqueue(tx, 'fire_broadcast', { broadcast_id: broadcast.id }, { runAt: at })
+        await enqueue(tx, 'fire_broadcast', { broadcast_id: broadcast.id }, { runAt: at, payloadVersion: BROADCAST_PAYLOAD_VERSION })
         rescheduled++
         continue
       }

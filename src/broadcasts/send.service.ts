@@ -20,6 +20,7 @@ import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
 import { resolveSend, type ResolvedBody } from '../templates/resolve-send.ts'
 import { hasMarkup } from '../templates/liquid.ts'
+import { BROADCAST_PAYLOAD_VERSION } from './payload-version.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
 export const MAX_SCHEDULE_AHEAD_MS = 90 * 24 * 60 * 60 * 1000
@@ -206,8 +207,9 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   const icon = notification.icon !== undefined ? await media('icon', notification.icon) : project.default_icon
   const image = notification.image !== undefined ? await media('image', notification.image) : null
   // Jobs of a personalized broadcast are version 2: a worker of the release before, which would send it unrendered, leaves them (docs/upgrades.md).
-  // Version 2: a worker of 0.2.0 would neither render variables nor wait for local times (worker.ts).
-  const payloadVersion = personalization || timing ? 2 : 1
+  // Version 2, as every broadcast job of this release: a worker of 0.2.0 would neither render
+  // variables, wait for local times or quiet hours, nor apply caps (delivery/fanout.ts).
+  const payloadVersion = BROADCAST_PAYLOAD_VERSION
 
   const id = newId('bdc', now)
   const answer: SendResponse = runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }

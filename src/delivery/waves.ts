@@ -13,8 +13,6 @@ import { audienceByZone, type AudienceTarget, type ZoneFilter } from '../broadca
 import { canonicalZone, dueIn, type QuietHours, type Timing } from '../broadcasts/local-time.ts'
 import type { NewWave } from '../broadcasts/waves.store.ts'
 
-/** The payload_version of push_batch jobs that carry a wave: a worker of a release before waves leaves them alone (docs/upgrades.md). */
-export const WAVE_PAYLOAD_VERSION = 2
 
 export interface WavePlan {
   waves: Array<NewWave & { filter: ZoneFilter }>

@@ -240,15 +240,13 @@ describe('dry run', () => {
     await browser({ tags: { first_name: 'Bo' }, external_id: 'bo' })
     await browser({})
     await browser({ tags: { first_name: '' } })
-    const res = await t.app.inject({
-      method: 'POST', url: '/v1/send', headers: project.auth,
-      payload: {
-        target: { type: 'all' }, dry_run: true, missing: 'skip_subscriber',
-        notification: { title: 'Hi {{ tags.first_name }}', body: '{{ data.code }} {{ external_id }}' },
-        data: { code: 'X1' }, defaults: { external_id: 'guest' },
-        localized: { fr: { title: 'Salut {{ tags.first_name }}', body: '{{ data.code }}' } },
-      },
-    })
+    const dryBody = {
+      target: { type: 'all' }, dry_run: true, missing: 'skip_subscriber',
+      notification: { title: 'Hi {{ tags.first_name }}', body: '{{ data.code }} {{ external_id }}' },
+      data: { code: 'X1' }, defaults: { external_id: 'guest' },
+      localized: { fr: { title: 'Salut {{ tags.first_name }}', body: '{{ data.code }}' } },
+    }
+    const res = await t.app.inject({ method: 'POST', url: '/v1/send', headers: project.auth, payload: dryBody })
     expect(res.statusCode, res.body).toBe(200)
     const p = res.json().personalization
     expect(p.variables).toEqual([
@@ -261,6 +259,13 @@ describe('dry run', () => {
     expect(byTitle.sort()).toEqual(['Hi Bo', 'Salut Ana', 'missing_variable: tags.first_name', 'missing_variable: tags.first_name'])
     const bo = p.samples.find((s: { notification: { title: string } | null }) => s.notification?.title === 'Hi Bo')
     expect(bo.notification.body).toBe('X1 bo')
+    // A send-only key may not read subscribers: the same dry run renders nobody and counts no coverage for it.
+    const sendKey = await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: project.auth, payload: { scope: 'send' } })
+    expect(sendKey.statusCode, sendKey.body).toBe(201)
+    const narrow = await t.app.inject({ method: 'POST', url: '/v1/send', headers: { authorization: `Bearer ${sendKey.json().api_key}` }, payload: dryBody })
+    expect(narrow.statusCode, narrow.body).toBe(200)
+    expect(narrow.json().personalization).toEqual({ variables: [], samples: [] })
+    expect(narrow.json().audience).toBe(4)
     // Nothing was created.
     expect((await t.ctx.db.query('SELECT 1 FROM broadcasts WHERE project_id = $1', [project.id])).rows).toEqual([])
   })
@@ -275,7 +280,7 @@ describe('dry run', () => {
     expect(id).toMatch(/^bdc_/)
   })
 
-  it("a personalized broadcast's jobs are version 2 (a worker of the release before leaves them), a plain one's version 1", async () => {
+  it("a broadcast's jobs are version 2 (a worker of the release before leaves them), personalized or plain", async () => {
     const ana = await browser({ tags: { first_name: 'Ana' } })
     const later = Date.now() + 3_600_000
     const scheduled = async (notification: Record<string, unknown>) => {
@@ -285,7 +290,8 @@ describe('dry run', () => {
     }
     const personal = await scheduled({ title: 'Hi {{ tags.first_name }}', body: 'b' })
     expect(personal.jobs).toEqual([{ kind: 'fire_broadcast', v: 2 }])
-    expect((await scheduled({ title: 'Hi', body: 'b' })).jobs).toEqual([{ kind: 'fire_broadcast', v: 1 }])
+    // Plain too: the project may have quiet hours or caps, which a worker of 0.2.0 would not apply (broadcasts/payload-version.ts).
+    expect((await scheduled({ title: 'Hi', body: 'b' })).jobs).toEqual([{ kind: 'fire_broadcast', v: 2 }])
     // Fired now: the fan-out it starts keeps version 2 and renders.
     await t.ctx.db.query("UPDATE jobs SET run_at = now() WHERE payload ->> 'broadcast_id' = $1", [personal.id])
     await waitForBroadcast(t, project, personal.id)
