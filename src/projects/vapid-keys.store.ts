@@ -76,18 +76,25 @@ export async function findVapidKeyForUpdate(q: Queryable, projectId: string, key
   return result.rows[0] ?? null
 }
 
+/**
+ * The project's pairs not retired, as rows of vapid_keys, and its current pair
+ * from projects, which has no row in a project a process of 0.2.0 created
+ * during the upgrade, or one restored from a backup made before 0024.
+ */
+const USABLE = `SELECT ${COLUMNS} FROM vapid_keys WHERE project_id = $1 AND retired_at IS NULL
+  UNION ALL
+  SELECT COALESCE(p.vapid_key_id, 'vk_' || substr(p.id, 5)), p.id, p.vapid_public, p.vapid_private, p.created_at, NULL::timestamptz
+    FROM projects p WHERE p.id = $1`
+
 /** The project's key, not retired, whose public half is this; null when none. */
 export async function findVapidKeyByPublic(q: Queryable, projectId: string, publicKey: string): Promise<VapidKeyRow | null> {
-  const result = await q.query<VapidKeyRow>(
-    `SELECT ${COLUMNS} FROM vapid_keys WHERE project_id = $1 AND public_key = $2 AND retired_at IS NULL ORDER BY created_at DESC LIMIT 1`,
-    [projectId, publicKey],
-  )
+  const result = await q.query<VapidKeyRow>(`SELECT * FROM (${USABLE}) k WHERE k.public_key = $2 ORDER BY k.created_at DESC LIMIT 1`, [projectId, publicKey])
   return result.rows[0] ?? null
 }
 
 /** The project's pairs not retired, by public key (an import resolves each line's vapid_public against them). */
 export async function usableVapidKeyIds(q: Queryable, projectId: string): Promise<Map<string, string>> {
-  const result = await q.query<{ id: string; public_key: string }>('SELECT id, public_key FROM vapid_keys WHERE project_id = $1 AND retired_at IS NULL ORDER BY created_at, id', [projectId])
+  const result = await q.query<{ id: string; public_key: string }>(`SELECT k.id, k.public_key FROM (${USABLE}) k ORDER BY k.created_at, k.id`, [projectId])
   return new Map(result.rows.map((row) => [row.public_key, row.id]))
 }
 

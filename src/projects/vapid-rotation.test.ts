@@ -93,6 +93,8 @@ describe('rotation keeps every subscriber, each signed with its own key', () => 
   it('a subscriber on the old key that subscribes again with the new one moves to it; an unknown key is 400 and changes nothing', async () => {
     const moving = push.createSubscription({ applicationServerKey: first.public_key })
     expect((await subscribe(project, moving, { vapid_public: first.public_key })).vapid_key_id).toBe(first.id)
+    // A repeat that names no key (an API call, an SDK from before rotation) keeps the stored one: the endpoint's key cannot change.
+    expect((await subscribe(project, moving)).vapid_key_id).toBe(first.id)
     const bad = await t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { ...moving, vapid_public: generateVapidKeys().publicKey } })
     expect(bad.statusCode).toBe(400)
     expect(bad.json().error.issues.map((i: { path: string }) => i.path)).toEqual(['vapid_public'])

@@ -141,7 +141,7 @@ export const SubscribeBody = Type.Object({
   vapid_public: Type.Optional(Type.String({
     minLength: 1,
     maxLength: 128,
-    description: "The applicationServerKey the browser subscribed with (base64url), one of the project's VAPID public keys that is not retired, else 400. Omitted: the project's current key. Each push to this subscription is signed with that key; a repeat subscribe moves the subscription to the key it names (or to the current one).",
+    description: "The applicationServerKey the browser subscribed with (base64url), one of the project's VAPID public keys that is not retired, else 400. Omitted: the project's current key. Each push to this subscription is signed with that key; a repeat subscribe moves the subscription to the key it names; one that names none keeps the stored key.",
   })),
 })
 export type SubscribeBody = Static<typeof SubscribeBody>

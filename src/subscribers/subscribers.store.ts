@@ -104,7 +104,8 @@ export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Pro
      ON CONFLICT (project_id, endpoint) DO UPDATE SET
        p256dh = EXCLUDED.p256dh,
        auth = EXCLUDED.auth,
-       vapid_key_id = EXCLUDED.vapid_key_id,
+       -- A repeat that names no key keeps the stored one: an endpoint's key cannot change, so only a browser that says it subscribed again with another key moves.
+       vapid_key_id = CASE WHEN $14::text IS NULL THEN subscribers.vapid_key_id ELSE EXCLUDED.vapid_key_id END,
        external_id = CASE WHEN $7::boolean THEN EXCLUDED.external_id ELSE subscribers.external_id END,
        tags = subscribers.tags || COALESCE($8::jsonb, '{}'::jsonb),
        locale = CASE WHEN $11::boolean THEN EXCLUDED.locale ELSE subscribers.locale END,
