@@ -75,6 +75,13 @@ async function previewWaves(q: Queryable, project: AuthedProject, body: SendBody
 export interface DryRunOptions {
   /** The time the send is judged at (tests). Default now. */
   now?: number
+  /**
+   * Whether the caller may read subscribers (subscribers:read). The preview
+   * renders real subscribers' tags, external ids and languages, and coverage
+   * counts who has a value: a send-only key, which may not read subscribers,
+   * gets neither (empty lists). Default true.
+   */
+  readsSubscribers?: boolean
 }
 
 export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: SendBody, options: DryRunOptions = {}): Promise<DryRunResponse> {
@@ -89,7 +96,9 @@ export async function dryRunSend(deps: SendDeps, project: AuthedProject, body: S
   const { checked, byPushService, personalization, waves } = await db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
     const checked = await checkSend(tx, project, resolved, now)
-    const personalization = compiled ? await preview(tx, project.id, body.target, checked.audience, compiled) : null
+    const personalization = !compiled ? null
+      : options.readsSubscribers === false ? { variables: [], samples: [] }
+      : await preview(tx, project.id, body.target, checked.audience, compiled)
     const waves = await previewWaves(tx, project, resolved, checked)
     return { checked, byPushService: await countAudienceByPushService(tx, project.id, body.target), personalization, waves }
   })

@@ -9,6 +9,7 @@ import { DryRunResponse } from './dry-run.schemas.ts'
 import { dryRunSend } from './dry-run.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
 import { auditContext } from '../audit/audit-context.ts'
+import { allows } from '../access/access.ts'
 
 /**
  * A 1 MB image and a 256 KB icon as base64 data URLs take about 1.7 MB of
@@ -48,7 +49,11 @@ export function registerSendRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      if (request.body.dry_run) return reply.code(200).send(await dryRunSend(ctx, request.project, request.body))
+      if (request.body.dry_run) {
+        // The preview of rendered subscribers and the coverage only to who may read subscribers (dry-run.ts).
+        const readsSubscribers = request.actor !== undefined && allows(request.actor, 'subscribers:read')
+        return reply.code(200).send(await dryRunSend(ctx, request.project, request.body, { readsSubscribers }))
+      }
       const source = request.headers['x-herald-source'] ?? 'api'
       const key = request.headers['idempotency-key']
       // A dry run creates nothing, so there is nothing to replay: it ignores the key (docs/decisions.md "Idempotent sends").
