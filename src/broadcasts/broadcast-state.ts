@@ -80,7 +80,7 @@ export const STOPPABLE: readonly BroadcastStatus[] = ['scheduled', 'pending', 's
  */
 export async function stop(q: Queryable, projectId: string, id: string): Promise<BroadcastStatus | null> {
   const found = await q.query<{ status: BroadcastStatus; reserved: number; attempted: number; month: Date }>(
-    `SELECT status, reserved, delivered + failed - failed_capped + retrying AS attempted, COALESCE(started_at, scheduled_at, created_at) AS month
+    `SELECT status, reserved, delivered + failed - failed_capped - failed_skipped + retrying AS attempted, COALESCE(started_at, scheduled_at, created_at) AS month
        FROM broadcasts WHERE project_id = $1 AND id = $2 FOR NO KEY UPDATE`,
     [projectId, id],
   )
@@ -306,7 +306,7 @@ const ADD_OUTCOMES_SQL = (() => {
       last_error_at = CASE WHEN ${newer} THEN ${at}::timestamptz ELSE last_error_at END,
       pending_batches = pending_batches + ${jobs}
     WHERE id = $1
-    RETURNING status, pending_batches, planning_done, project_id, started_at, reserved, delivered + failed - failed_capped + retrying AS attempted`
+    RETURNING status, pending_batches, planning_done, project_id, started_at, reserved, delivered + failed - failed_capped - failed_skipped + retrying AS attempted`
 })()
 
 /**
@@ -380,13 +380,13 @@ async function settleStopped(q: Queryable, id: string, row: { project_id: string
  */
 export async function finish(q: Queryable, id: string): Promise<void> {
   const before = await q.query<{ project_id: string; reserved: number; attempted: number; pushed: number; started_at: Date | null }>(
-    `SELECT project_id, reserved, delivered + failed AS attempted, delivered + failed - failed_capped AS pushed, started_at
+    `SELECT project_id, reserved, delivered + failed AS attempted, delivered + failed - failed_capped - failed_skipped AS pushed, started_at
        FROM broadcasts WHERE id = $1 AND status = 'sending' FOR NO KEY UPDATE`,
     [id],
   )
   const row = before.rows[0]
   if (!row) return
-  // Pushes skipped for a frequency cap stay in the audience (as failed) but were never sent: the month does not count them.
+  // Pushes skipped for a frequency cap or by a template stay in the audience (as failed) but were never sent: the month does not count them.
   await q.query(`UPDATE broadcasts SET status = 'sent', finished_at = now(), audience = $2, reserved = $3 WHERE id = $1`, [id, row.attempted, row.pushed])
   // The month the pushes were counted in: the one the fan-out started in.
   await adjustPushes(q, row.project_id, row.started_at ?? new Date(), row.pushed - row.reserved)

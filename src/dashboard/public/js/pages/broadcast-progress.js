@@ -25,6 +25,7 @@ const REASONS = {
   private_address: 'the endpoint points to a private address, so nothing was sent',
   invalid_subscription: 'the subscription’s keys or endpoint cannot be used, so nothing was sent',
   vapid_key: 'the project’s VAPID key cannot sign pushes',
+  vapid_key_mismatch: 'the push service says the VAPID key is not the one the subscription was made with',
 }
 
 const FAILURES = [
@@ -34,6 +35,8 @@ const FAILURES = [
   ['skipped', 'skipped', 'sent nothing: a variable without a value, a field too long or a link that broke the rules (docs/templates.md)'],
   // Shown only when some were (most projects have no frequency caps).
   ['capped', 'capped', 'never sent: a frequency cap of the project would have been exceeded', true],
+  // Shown only when some were: a push service refused the VAPID key (docs/vapid-keys.md).
+  ['vapid_key_mismatch', 'key mismatch', 'the push service says the VAPID key is not the one the subscription was made with', true],
 ]
 
 export function lastErrorText(error) {
