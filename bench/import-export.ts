@@ -88,7 +88,7 @@ async function runCommand(args: string[], env: Record<string, string>): Promise<
   return { seconds: (performance.now() - start) / 1000, peakMb: Math.round(peakKb / 1024) }
 }
 
-export async function benchImportExport(storage: Storage, serverUrl: string | undefined, lines: number, options: { backup: boolean } = { backup: true }): Promise<void> {
+export async function benchImportExport(storage: Storage, serverUrl: string | undefined, lines: number, options: { backup: boolean; again?: boolean } = { backup: true }): Promise<void> {
   const { env, cleanup } = await storageEnv(storage, serverUrl)
   const restoreTarget = await storageEnv(storage, serverUrl)
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-backup-')), 'backup.ndjson.gz')
@@ -106,7 +106,7 @@ export async function benchImportExport(storage: Storage, serverUrl: string | un
     const auth = { authorization: `Bearer ${project.api_key}` }
     console.log(`\nImport and export (${storage} storage): ${fmt(lines)} lines, herald serve in its own process, RSS at start ${herald.peakRssMb()} MB`)
 
-    for (const pass of ['import', 'import again (nothing changes)']) {
+    for (const pass of options.again === false ? ['import'] : ['import', 'import again (nothing changes)']) {
       resetPeak(herald)
       const start = performance.now()
       const res = await fetch(`${herald.url}/v1/subscribers/import`, {

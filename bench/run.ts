@@ -1,7 +1,7 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000] [--no-personalized] [--no-backup]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000] [--no-personalized] [--no-backup] [--once]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
@@ -32,6 +32,7 @@ const { values } = parseArgs({
     events: { type: 'string', default: '20000' },
     'no-personalized': { type: 'boolean', default: false },
     'no-backup': { type: 'boolean', default: false },
+    once: { type: 'boolean', default: false },
   },
 })
 
@@ -110,6 +111,6 @@ if (values.only === undefined || values.only === 'webhooks') {
 }
 
 if (values.only === undefined || values.only === 'import') {
-  // --no-backup: import and export only (herald backup and restore of a million take as long again).
-  for (const storage of storages) await benchImportExport(storage, serverUrl, n, { backup: !values['no-backup'] })
+  // --no-backup: import and export only (herald backup and restore of a million take as long again); --once: no second import.
+  for (const storage of storages) await benchImportExport(storage, serverUrl, n, { backup: !values['no-backup'], again: !values.once })
 }
