@@ -60,6 +60,7 @@ describe.skipIf(!browserAvailable)('compose with templates and languages in Chro
     await page.getByRole('button', { name: 'Use template' }).click()
     expect(await page.getByLabel('Title', { exact: true }).inputValue()).toBe('Hi {{ tags.first_name | default: "there" }}')
     await page.getByLabel('Data (optional)').fill('order_id=A-1042')
+    await page.getByLabel('Defaults (optional)').fill('tags.first_name=friend')
     await page.getByRole('button', { name: 'Add a language' }).click()
     await page.getByLabel('Language (BCP 47 tag)').fill('fr')
     await page.getByLabel('Title in this language').fill('Bonjour {{ tags.first_name }}')
@@ -91,6 +92,8 @@ describe.skipIf(!browserAvailable)('compose with templates and languages in Chro
     await page.getByRole('button', { name: 'Duplicate' }).click()
     await page.getByRole('heading', { name: 'Compose', level: 1 }).waitFor()
     expect(await page.getByLabel('Data (optional)').inputValue()).toBe('order_id=A-1042')
+    // The send's defaults went to the API and came back with the broadcast.
+    expect(await page.getByLabel('Defaults (optional)').inputValue()).toBe('tags.first_name=friend')
     expect(await page.getByLabel('Language (BCP 47 tag)').inputValue()).toBe('fr')
     expect(await page.getByLabel('Title in this language').inputValue()).toBe('Bonjour {{ tags.first_name }}')
     expect(await page.locator('#compose-missing').inputValue()).toBe('skip_subscriber')

@@ -97,6 +97,7 @@ export function draftFromBroadcast(b) {
     // Variables and languages (issue 24): the send's data, its choices and its versions by language.
     personal: b.personalization ? {
       data: Object.entries(b.personalization.data).map(([k, v]) => `${k}=${v}`).join('\n'),
+      defaults: Object.entries(b.personalization.defaults ?? {}).map(([k, v]) => `${k}=${v}`).join('\n'),
       missing: b.personalization.missing,
       on_too_long: b.personalization.on_too_long,
       languages: Object.entries(b.personalization.localized).map(([locale, v]) => ({ locale, title: v.title, body: v.body })),

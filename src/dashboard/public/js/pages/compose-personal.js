@@ -26,6 +26,22 @@ function parseData(text) {
   return [data, errors]
 }
 
+/** "variable=value" lines → defaults ({ "tags.first_name": "there" }), values as text. Returns [defaults, errors]. */
+function parseDefaults(text) {
+  const defaults = {}
+  const errors = []
+  text.split('\n').map((line) => line.trim()).filter(Boolean).forEach((line, i) => {
+    const eq = line.indexOf('=')
+    const path = eq < 0 ? '' : line.slice(0, eq).trim()
+    if (!/^(tags\.[A-Za-z0-9_-]{1,64}|data\.[A-Za-z0-9_-]{1,64}|external_id|locale)$/.test(path)) {
+      errors.push(`Defaults, line ${i + 1}: write variable=value, the variable as tags.name, data.name, external_id or locale.`)
+      return
+    }
+    defaults[path] = line.slice(eq + 1).trim()
+  })
+  return [defaults, errors]
+}
+
 function languageRow(onRemove, saved = {}) {
   const n = Math.random().toString(36).slice(2, 8)
   const locale = h('input', { name: `lang_${n}_locale`, autocomplete: 'off', placeholder: 'fr, pt-BR…', value: saved.locale ?? '', 'aria-label': 'Language (BCP 47 tag)' })
@@ -54,6 +70,8 @@ export function personalInputs({ templates, canSave, onUse, current, onChange })
 
   const data = checkedField('Data (optional)', h('textarea', { name: 'data', rows: '2', placeholder: 'order_id=A-1042' }),
     { hint: 'One key=value a line, used as {{ data.key }}. Subscribers\' own values: {{ tags.first_name | default: "there" }}, {{ external_id }}, {{ locale }}.' })
+  const defaults = checkedField('Defaults (optional)', h('textarea', { name: 'defaults', rows: '2', placeholder: 'tags.first_name=there' }),
+    { hint: 'One variable=value a line: the value a subscriber without one gets. A default filter in the text wins over it.' })
   const missing = h('select', { name: 'missing', id: 'compose-missing' },
     h('option', { value: 'default' }, 'Print it empty (or its default)'),
     h('option', { value: 'skip_subscriber' }, 'Skip that subscriber'),
@@ -86,6 +104,7 @@ export function personalInputs({ templates, canSave, onUse, current, onChange })
     const template = templates.find((t) => t.id === picker.value)
     if (!template) return
     onUse(template)
+    defaults.control.value = Object.entries(template.defaults ?? {}).map(([k, v]) => `${k}=${v}`).join('\n')
     for (const row of [...rows]) remove(row)
     for (const [locale, v] of Object.entries(template.localized)) addLanguage({ locale, title: v.title, body: v.body })
     show(slot, okBox(`Template “${template.name}” is in the form: change anything before sending.`))
@@ -93,7 +112,7 @@ export function personalInputs({ templates, canSave, onUse, current, onChange })
   })
   save.addEventListener('click', async () => {
     try {
-      const saved = await post('/v1/templates', { name: saveName.value.trim(), notification: current(), localized: localized() })
+      const saved = await post('/v1/templates', { name: saveName.value.trim(), notification: current(), defaults: parseDefaults(defaults.control.value)[0], localized: localized() })
       templates.push(saved)
       picker.append(h('option', { value: saved.id }, saved.name))
       show(slot, okBox(`Saved as template “${saved.name}”.`))
@@ -108,31 +127,37 @@ export function personalInputs({ templates, canSave, onUse, current, onChange })
       canSave ? h('div', { class: 'template-row' }, field('Save the form as', saveName), save) : null,
       slot,
       data.node,
+      defaults.node,
       field('A variable a subscriber has no value for', missing),
       field('A field too long once filled in', tooLong),
       h('h3', {}, 'Languages'),
       h('p', { class: 'hint' }, 'Subscribers whose browser language matches get that version (pt-BR, then pt); everyone else gets the fields above.'),
       list, add),
-    fields: { data },
+    fields: { data, defaults },
     /** Runs the checks; returns the errors. */
     check() {
       const [, errors] = parseData(data.control.value)
       data.setError(errors[0] ?? null)
-      return errors
+      const [, defaultErrors] = parseDefaults(defaults.control.value)
+      defaults.setError(defaultErrors[0] ?? null)
+      return [...errors, ...defaultErrors]
     },
-    /** Adds data, missing, on_too_long and localized to the request, when set. */
+    /** Adds data, defaults, missing, on_too_long and localized to the request, when set. */
     apply(request) {
       const [values] = parseData(data.control.value)
       if (Object.keys(values).length) request.data = values
+      const [given] = parseDefaults(defaults.control.value)
+      if (Object.keys(given).length) request.defaults = given
       if (missing.value !== 'default') request.missing = missing.value
       if (tooLong.value !== 'truncate') request.on_too_long = tooLong.value
       const versions = localized()
       if (Object.keys(versions).length) request.localized = versions
       return request
     },
-    state: () => ({ data: data.control.value, missing: missing.value, on_too_long: tooLong.value, languages: rows.map((r) => r.value()) }),
+    state: () => ({ data: data.control.value, defaults: defaults.control.value, missing: missing.value, on_too_long: tooLong.value, languages: rows.map((r) => r.value()) }),
     restore(d) {
       data.control.value = typeof d?.data === 'string' ? d.data : ''
+      defaults.control.value = typeof d?.defaults === 'string' ? d.defaults : ''
       if (['default', 'skip_subscriber', 'fail'].includes(d?.missing)) missing.value = d.missing
       if (['truncate', 'skip'].includes(d?.on_too_long)) tooLong.value = d.on_too_long
       for (const saved of Array.isArray(d?.languages) ? d.languages : []) addLanguage(saved)
