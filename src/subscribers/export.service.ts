@@ -64,7 +64,7 @@ function csvRow(row: ExportRow, withKeys: boolean, endpoint: string): string {
     row.source,
     row.created_at.getTime(),
     row.last_seen_at.getTime(),
-    ...(withKeys ? [row.vapid_public] : []),
+    ...(withKeys ? [row.vapid_public ?? ''] : []),
   ])
 }
 
@@ -81,7 +81,7 @@ export async function* exportSubscribers(db: Database, projectId: string, option
   }
   let after: string | null = null
   for (;;) {
-    const rows = await exportPage(db, projectId, after, EXPORT_PAGE_SIZE)
+    const rows = await exportPage(db, projectId, after, EXPORT_PAGE_SIZE, withKeys)
     if (rows.length === 0) return
     let chunk = ''
     for (const row of rows) {

@@ -18,18 +18,21 @@ export interface ExportRow {
   last_seen_at: Date
   /** Group names, sorted: ids mean nothing to another project or another sender. */
   groups: string[]
-  /** The public key of the VAPID pair the subscription was made with (issue 23: a project may have several). */
-  vapid_public: string
+  /** The public key of the VAPID pair the subscription was made with (issue 23: a project may have several); read for the operator's export only. */
+  vapid_public?: string
 }
 
-export async function exportPage(q: Queryable, projectId: string, afterId: string | null, limit: number): Promise<ExportRow[]> {
+/** The pair a subscription was made with: a row of vapid_keys once the project rotated, else the project's only pair. */
+const PAIR = `,
+            COALESCE((SELECT k.public_key FROM vapid_keys k WHERE k.id = ${SUBSCRIBER_KEY_ID}),
+                     (SELECT p.vapid_public FROM projects p WHERE p.id = s.project_id)) AS vapid_public`
+
+/** withPairs: each row's VAPID public key too (the operator's export); the project's own export does not read it. */
+export async function exportPage(q: Queryable, projectId: string, afterId: string | null, limit: number, withPairs = false): Promise<ExportRow[]> {
   const result = await q.query<ExportRow>(
     `SELECT s.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.tags, s.source, s.created_at, s.last_seen_at,
             COALESCE((SELECT array_agg(g.name ORDER BY g.name) FROM group_members m JOIN groups g ON g.id = m.group_id
-                       WHERE m.subscriber_id = s.id), '{}') AS groups,
-            -- The pair it was made with: a row of vapid_keys once the project rotated, else the project's only pair.
-            COALESCE((SELECT k.public_key FROM vapid_keys k WHERE k.id = ${SUBSCRIBER_KEY_ID}),
-                     (SELECT p.vapid_public FROM projects p WHERE p.id = s.project_id)) AS vapid_public
+                       WHERE m.subscriber_id = s.id), '{}') AS groups${withPairs ? PAIR : ''}
        FROM subscribers s
       WHERE s.project_id = $1 AND ($2::text IS NULL OR s.id > $2)
       ORDER BY s.id
