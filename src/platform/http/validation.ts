@@ -125,11 +125,8 @@ export function refuseUnstorableStrings(app: FastifyInstance): void {
     done(issues.length > 0 ? refuse(issues) : undefined)
   })
   app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    // The import routes' body is the request stream itself (they check each
-    // line as they read it). Walking an IncomingMessage would follow its
-    // socket and server round in circles, forever, blocking the process: an
-    // import over a real connection never got an answer (issue 23).
-    if (request.body instanceof Stream) return done()
+    // The import routes' body is the request stream itself: unstorableStrings
+    // does not walk streams (isPlainData), and the import checks each line.
     const issues = unstorableStrings(request.body, 'body')
     done(issues.length > 0 ? refuse(issues) : undefined)
   })
