@@ -440,3 +440,31 @@ export async function addEngagement(q: Queryable, deltas: EngagementDelta[]): Pr
     [deltas.map((d) => d.broadcast_id), deltas.map((d) => d.clicked), deltas.map((d) => d.dismissed), deltas.map((d) => JSON.stringify(d.by_action))],
   )
 }
+
+/** What a batch of beacons adds to a broadcast's funnel counts beyond clicked and dismissed (docs/funnel.md). */
+export interface FunnelDelta {
+  broadcast_id: string
+  project_id: string
+  /** shown beacons */
+  shown: number
+  /** Of the batch's clicks already counted by addEngagement, those through a click link (GET /c/:token). */
+  clicked_via_link: number
+}
+
+/**
+ * Adds each delta to its broadcast's shown and clicked_via_link counts, one
+ * row update per broadcast, only where the broadcast is the delta's project's
+ * (a shown beacon has no events row whose insert would check it). Returns the
+ * broadcasts updated, as "project_id broadcast_id". Run after lockForCounts, as addEngagement.
+ */
+export async function addFunnelCounts(q: Queryable, deltas: FunnelDelta[]): Promise<Set<string>> {
+  if (deltas.length === 0) return new Set()
+  const result = await q.query<{ id: string; project_id: string }>(
+    `UPDATE broadcasts b SET shown = b.shown + d.shown, clicked_via_link = b.clicked_via_link + d.clicked_via_link
+       FROM unnest($1::text[], $2::text[], $3::int[], $4::int[]) AS d(broadcast_id, project_id, shown, clicked_via_link)
+      WHERE b.id = d.broadcast_id AND b.project_id = d.project_id
+      RETURNING b.id, b.project_id`,
+    [deltas.map((d) => d.broadcast_id), deltas.map((d) => d.project_id), deltas.map((d) => d.shown), deltas.map((d) => d.clicked_via_link)],
+  )
+  return new Set(result.rows.map((row) => `${row.project_id} ${row.id}`))
+}

@@ -6,6 +6,7 @@ import { PushService } from '../subscribers/subscribers.schemas.ts'
 import type { SegmentFilter } from './segment-filter.ts'
 import { LOCAL_DATE_PATTERN, LOCAL_TIME_PATTERN, PAST_MODES } from './local-time.ts'
 import { ON_CAPPED, SEND_CLASSES } from '../frequency-caps/caps.schemas.ts'
+import { BroadcastFunnel } from './funnel.ts'
 
 const EXTERNAL_ID = '^[A-Za-z0-9_-]+$'
 const TOPIC = '^[A-Za-z0-9_-]+$'
@@ -395,6 +396,8 @@ export const BroadcastView = Type.Object({
     description: 'Clicks on each action button, by action id (every action of the notification, 0 included); the rest of clicked were on the notification itself. {} without actions.',
   }),
   dismissed: Type.Integer(),
+  shown: Type.Integer({ minimum: 0, description: "Notifications Herald's service worker reported displayed (docs/funnel.md)." }),
+  funnel: BroadcastFunnel,
   ...BroadcastProgress,
   capped: Type.Integer({ minimum: 0, description: "Subscribers skipped because a frequency cap of the project would have been exceeded (docs/frequency-caps.md): of failed, the same as failures.capped." }),
   class: Type.Enum([...SEND_CLASSES], { description: "The send's class: marketing (capped) or transactional (not capped, counted)." }),

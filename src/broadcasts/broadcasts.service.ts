@@ -6,6 +6,7 @@ import { isId } from '../platform/ids.ts'
 import type { BroadcastView, ListBroadcastsQuery } from './broadcasts.schemas.ts'
 import { findBroadcast, listBroadcasts, type BroadcastRecord } from './broadcasts.store.ts'
 import { cancel, stop, STOPPABLE } from './broadcast-state.ts'
+import { toFunnel } from './funnel.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
 import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
@@ -49,6 +50,8 @@ export function toBroadcastView(row: BroadcastRecord): BroadcastView {
     // Every action of the notification, so a client reads 0 rather than a missing key.
     clicked_by_action: Object.fromEntries(row.actions.map((a) => [a.action, row.clicked_by_action[a.action] ?? 0])),
     dismissed: row.dismissed,
+    shown: row.shown,
+    funnel: toFunnel({ ...row, retrying }, audience),
     pending: audience - row.delivered - row.failed - retrying,
     retrying,
     failures: { gone: row.failed_gone, rejected: row.failed_rejected, unreachable: row.failed_unreachable, skipped: row.failed_skipped, capped: row.failed_capped, vapid_key_mismatch: row.failed_vapid_key_mismatch },

@@ -5,6 +5,7 @@ import type { NotificationAction, Target } from './broadcasts.schemas.ts'
 import type { Personalization } from '../templates/personalization.ts'
 import type { Timing } from './local-time.ts'
 import type { OnCapped, SendClass } from '../frequency-caps/caps.schemas.ts'
+import { FUNNEL_COLUMNS, type FunnelColumns } from './funnel.ts'
 
 export type BroadcastStatus = 'scheduled' | 'pending' | 'sending' | 'sent' | 'failed' | 'canceled'
 
@@ -77,8 +78,8 @@ export interface BroadcastRow {
   created_at: Date
 }
 
-/** A broadcast as read for the API: its row and when its next retry is due. */
-export interface BroadcastRecord extends BroadcastRow {
+/** A broadcast as read for the API: its row and when its next retry is due (and its funnel's counts, funnel.ts). */
+export interface BroadcastRecord extends BroadcastRow, FunnelColumns {
   next_attempt_at: Date | null
   expected_finish_at: Date | null
   /** While sending: its waves not started yet (broadcast_waves), by due time. */
@@ -148,7 +149,7 @@ export async function insertBroadcast(q: Queryable, row: NewBroadcast): Promise<
 }
 
 export async function findBroadcast(q: Queryable, projectId: string, id: string): Promise<BroadcastRecord | null> {
-  const result = await q.query<BroadcastRecord>(`SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT}, ${WAITING} FROM broadcasts b WHERE project_id = $1 AND id = $2`, [projectId, id])
+  const result = await q.query<BroadcastRecord>(`SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT}, ${WAITING}, ${FUNNEL_COLUMNS} FROM broadcasts b WHERE project_id = $1 AND id = $2`, [projectId, id])
   return result.rows[0] ?? null
 }
 
@@ -162,7 +163,7 @@ export interface ListOptions {
 /** Newest first, keyset-paginated on id (ids are time-ordered). */
 export async function listBroadcasts(q: Queryable, projectId: string, options: ListOptions): Promise<BroadcastRecord[]> {
   const result = await q.query<BroadcastRecord>(
-    `SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT}, ${WAITING} FROM broadcasts b
+    `SELECT ${COLUMNS}, ${NEXT_ATTEMPT_AT}, ${EXPECTED_FINISH_AT}, ${WAITING}, ${FUNNEL_COLUMNS} FROM broadcasts b
       WHERE project_id = $1
         AND ($2::text IS NULL OR id < $2)
         AND ($3::text IS NULL OR status = $3)

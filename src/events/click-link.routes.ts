@@ -30,7 +30,7 @@ async function resolveClickLink(ctx: AppContext, token: string): Promise<{ beaco
   // A path goes to the project's site as its domain says now (the push was only made with one).
   const location = absoluteTarget(url, siteOrigin(broadcast.domain))
   if (!location) return null
-  return { beacon: { project_id: broadcast.project_id, broadcast_id: parsed.broadcast_id, type: 'clicked', action: parsed.action }, location }
+  return { beacon: { project_id: broadcast.project_id, broadcast_id: parsed.broadcast_id, type: 'clicked', action: parsed.action, via_link: true }, location }
 }
 
 export function registerClickLinkRoute(app: App, ctx: AppContext, writer: BeaconWriter<Beacon>): void {

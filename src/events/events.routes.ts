@@ -1,4 +1,5 @@
-// POST /v1/events: the service worker's click and dismiss beacon (api.md 4.10).
+// POST /v1/events: the service worker's click and dismiss beacon (api.md 4.10),
+// and its shown beacon (issue 25, docs/funnel.md).
 // It always answers 202 { ok: true }: a dropped event (no project, unknown
 // project, someone else's broadcast, bad body, over the rate limit) looks the
 // same as a recorded one, so the endpoint tells a prober nothing. Errors thrown
@@ -55,7 +56,7 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
       schema: {
         operationId: 'recordEvent',
         tags: ['events'],
-        summary: 'Record a notification click or dismiss (always 202)',
+        summary: 'Record a notification click, dismiss or shown (always 202)',
         description:
           'Called by the service worker. Takes application/json or text/plain (sendBeacon). ' +
           'Always answers 202 { ok: true }; the event is dropped silently when the project is missing or unknown, ' +
@@ -80,7 +81,8 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
         const clickedAction = type === 'clicked' && action !== undefined && actions.includes(action) ? action : null
         // The receiver, when the worker knows it, only dates its last click (issue 23): the event itself stays without identity (api.md 4.10 rule 3).
         const clicker = type === 'clicked' && typeof subscriber_id === 'string' && isWellFormedId('sub', subscriber_id) ? subscriber_id : null
-        await writer.record({ project_id: project.id, broadcast_id, type, action: clickedAction, subscriber_id: clicker })
+        // A shown beacon is only counted (docs/funnel.md): no action, no subscriber, nothing else written for it.
+        await writer.record(type === 'shown' ? { project_id: project.id, broadcast_id, type } : { project_id: project.id, broadcast_id, type, action: clickedAction, subscriber_id: clicker })
         return ACCEPTED
       } catch (err) {
         // Still 202 (api.md 4.10 rule 1, §7), but never silent: the writer has

@@ -6,7 +6,7 @@ export const EventsQuery = Type.Object({
 
 export const EventBody = Type.Object(
   {
-    type: Type.Union([Type.Literal('clicked'), Type.Literal('dismissed')]),
+    type: Type.Union([Type.Literal('clicked'), Type.Literal('dismissed'), Type.Literal('shown')], { description: "clicked or dismissed (api.md 4.10); shown: the service worker displayed the notification (docs/funnel.md)." }),
     broadcast_id: Type.String({ pattern: '^bdc_[0-9a-hjkmnp-tv-z]{26}$', description: 'The broadcast the notification came from.' }),
     // Accepted and ignored: click and dismiss events are correlated by
     // broadcast_id only (api.md 4.10 rule 3), so a receiver id is never stored.

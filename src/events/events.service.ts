@@ -1,10 +1,11 @@
-// Click and dismiss beacons from the service worker (api.md 4.10, §6),
-// written a batch at a time (beacon-writer.ts collects them).
+// Click, dismiss and shown beacons from the service worker (api.md 4.10, §6;
+// shown: docs/funnel.md), written a batch at a time (beacon-writer.ts collects them).
 import type { Database } from '../platform/db/database.ts'
 import { newId } from '../platform/ids.ts'
-import { addEngagement, lockForCounts, type EngagementDelta } from '../broadcasts/broadcast-state.ts'
+import { addEngagement, addFunnelCounts, lockForCounts, type EngagementDelta, type FunnelDelta } from '../broadcasts/broadcast-state.ts'
 import { recordEvents, type BeaconEventType, type EventType } from './events.store.ts'
 import { recordClicks } from '../subscribers/health.store.ts'
+import { countShown, recordShownEventsForWebhooks } from './shown-beacons.ts'
 
 export interface Beacon {
   project_id: string
@@ -18,32 +19,43 @@ export interface Beacon {
    * event, which carries no identity (api.md 4.10 rule 3).
    */
   subscriber_id?: string | null
+  /** A click through a click link (GET /c/:token): a notification Safari showed by itself, which never reports shown. */
+  via_link?: boolean
 }
 
 /**
- * Records a batch of beacons in one transaction: the events (one multi-row
- * INSERT), each affected broadcast's clicked and dismissed counts (one row
- * update per broadcast, however many beacons it got) and the webhook
- * deliveries of the events (one INSERT … SELECT), together or not at all.
+ * Records a batch of beacons in one transaction: the click and dismiss
+ * events (one multi-row INSERT), the shown beacons (shown-beacons.ts: a
+ * count, and events rows only for projects whose webhook asked for them),
+ * each affected broadcast's counts (one row update per broadcast, however
+ * many beacons it got) and the webhook deliveries of the events (one
+ * INSERT … SELECT), together or not at all.
  * Returns, per beacon, whether it was recorded: false when its broadcast is
  * not its project's (the caller drops it silently).
  */
 export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<boolean[]> {
-  const events = beacons.map(({ action, subscriber_id, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null, clicker: subscriber_id ?? null }))
+  const events = beacons.map(({ action, subscriber_id, via_link, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null, clicker: subscriber_id ?? null, via_link: via_link === true }))
+  const engagement = events.filter((e) => e.type !== 'shown')
+  const shown = events.filter((e) => e.type === 'shown').map(({ id, project_id, broadcast_id }) => ({ id, project_id, broadcast_id }))
   const written = await db.transaction(async (tx) => {
-    const inserted = await recordEvents(tx, events.map(({ clicker: _clicker, ...event }) => event))
+    const inserted = await recordEvents(tx, engagement.map(({ clicker: _clicker, via_link: _via, ...event }) => event))
     // The clickers' rows before the broadcast rows, the order fan-out locks them in.
     const recorded = new Set(inserted.map((e) => e.id))
-    await recordClicks(tx, events.flatMap((e) => (e.clicker && recorded.has(e.id) ? [{ projectId: e.project_id, subscriberId: e.clicker }] : [])))
+    await recordClicks(tx, engagement.flatMap((e) => (e.clicker && recorded.has(e.id) ? [{ projectId: e.project_id, subscriberId: e.clicker }] : [])))
+    // Shown beacons: their events rows (only for a webhook that asked), before the broadcast rows as any insert.
+    await recordShownEventsForWebhooks(tx, shown)
     // The broadcast rows last, in id order: the lock order of every
     // transaction that touches broadcasts (src/delivery/fanout.ts), so a
     // batch's hot rows stay locked from here to the commit only, and beacon
     // and fan-out transactions never wait for each other in a circle.
-    const actionOf = new Map(events.map((e) => [e.id, e.action]))
-    const deltas = countByBroadcast(inserted.map((e) => ({ ...e, action: actionOf.get(e.id) ?? null })))
-    await lockForCounts(tx, deltas.map((d) => d.broadcast_id))
+    const byId = new Map(engagement.map((e) => [e.id, e]))
+    const deltas = countByBroadcast(inserted.map((e) => ({ ...e, action: byId.get(e.id)?.action ?? null })))
+    const funnel = funnelDeltas(shown, inserted.flatMap((e) => (byId.get(e.id)?.via_link ? [e] : [])))
+    await lockForCounts(tx, [...new Set([...deltas.map((d) => d.broadcast_id), ...funnel.map((d) => d.broadcast_id)])])
     await addEngagement(tx, deltas)
-    return new Set(inserted.map((e) => e.id))
+    const counted = await addFunnelCounts(tx, funnel)
+    for (const e of shown) if (counted.has(`${e.project_id} ${e.broadcast_id}`)) recorded.add(e.id)
+    return recorded
   })
   return events.map((e) => written.has(e.id))
 }
@@ -55,6 +67,19 @@ function countByBroadcast(events: Array<{ broadcast_id: string; type: EventType;
     if (!delta) deltas.set(event.broadcast_id, (delta = { broadcast_id: event.broadcast_id, clicked: 0, dismissed: 0, by_action: {} }))
     if (event.type === 'clicked' || event.type === 'dismissed') delta[event.type]++
     if (event.type === 'clicked' && event.action) delta.by_action[event.action] = (delta.by_action[event.action] ?? 0) + 1
+  }
+  return [...deltas.values()]
+}
+
+/** The shown beacons and the click-link clicks recorded, per (project, broadcast). */
+function funnelDeltas(shown: Array<{ project_id: string; broadcast_id: string; id: string }>, viaLink: Array<{ project_id: string; broadcast_id: string }>): FunnelDelta[] {
+  const deltas = new Map<string, FunnelDelta>()
+  for (const [key, count] of countShown(shown)) deltas.set(key, { broadcast_id: key.split(' ')[1], project_id: count.project_id, shown: count.shown, clicked_via_link: 0 })
+  for (const click of viaLink) {
+    const key = `${click.project_id} ${click.broadcast_id}`
+    const delta = deltas.get(key) ?? { broadcast_id: click.broadcast_id, project_id: click.project_id, shown: 0, clicked_via_link: 0 }
+    delta.clicked_via_link++
+    deltas.set(key, delta)
   }
   return [...deltas.values()]
 }

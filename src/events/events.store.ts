@@ -6,7 +6,7 @@ import type { Queryable } from '../platform/db/database.ts'
 import type { LimitOverrides, PlanName } from '../projects/plans.ts'
 import { enqueueDeliveriesForEventsOfProjects } from '../webhooks/webhook-deliveries.store.ts'
 
-export type BeaconEventType = 'clicked' | 'dismissed'
+export type BeaconEventType = 'clicked' | 'dismissed' | 'shown'
 
 /** What the beacon route needs of a project: who it is and its rate limit. */
 export interface BeaconProjectRow {

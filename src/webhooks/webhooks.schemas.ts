@@ -2,8 +2,14 @@
 // signing live elsewhere; this is the registration contract.
 import { Type, type Static } from 'typebox'
 
-export const WEBHOOK_EVENTS = ['delivered', 'failed', 'clicked', 'dismissed'] as const
+export const WEBHOOK_EVENTS = ['delivered', 'failed', 'clicked', 'dismissed', 'shown'] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number]
+/**
+ * What an endpoint registered without `events` gets: the four of decisions.md
+ * §3. `shown` (issue 25) is opt-in only: one per notification displayed, and a
+ * handler written before it existed may reject a type it does not know.
+ */
+export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookEventType[] = ['delivered', 'failed', 'clicked', 'dismissed']
 
 /** Endpoints per project, active or disabled: each event fans out to all of them. */
 export const MAX_WEBHOOKS_PER_PROJECT = 10
@@ -15,7 +21,7 @@ export const CreateWebhookBody = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: WEBHOOK_URL_MAX, description: 'HTTPS URL on a public address' }),
     events: Type.Optional(
-      Type.Array(WebhookEvent, { minItems: 1, uniqueItems: true, description: 'Default: all four event types' }),
+      Type.Array(WebhookEvent, { minItems: 1, uniqueItems: true, description: 'Default: delivered, failed, clicked and dismissed; shown only when listed (docs/funnel.md)' }),
     ),
   },
   { additionalProperties: false },

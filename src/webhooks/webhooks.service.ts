@@ -9,7 +9,7 @@ import { checkWebhookUrl } from '../platform/outbound/url-policy.ts'
 import { findProjectForUpdate } from '../projects/projects.store.ts'
 import {
   MAX_WEBHOOKS_PER_PROJECT,
-  WEBHOOK_EVENTS,
+  DEFAULT_WEBHOOK_EVENTS,
   type CreatedWebhook,
   type CreateWebhookBody,
   type DeliveryAttemptList,
@@ -152,7 +152,7 @@ export async function rotateSecret(db: Database, audit: AuditContext, projectId:
 export async function createWebhook(db: Database, config: Config, audit: AuditContext, projectId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
   const refusal = await checkWebhookUrl(body.url, config)
   if (refusal) throw invalidField('url', refusal)
-  const events = body.events ?? [...WEBHOOK_EVENTS]
+  const events = body.events ?? [...DEFAULT_WEBHOOK_EVENTS]
   const row = await db.transaction(async (tx) => {
     // Locking the project row makes count-then-insert safe against two creates at once.
     await findProjectForUpdate(tx, projectId)
