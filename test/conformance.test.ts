@@ -902,6 +902,16 @@ describe('api.md 4.10 POST /v1/events', () => {
     expect(await clicks(p, id)).toEqual({ clicked: 1, dismissed: 1 })
   })
 
+  it('issue 25: type shown is 202 { ok: true } and counted as shown, nothing else (clicked and dismissed unchanged)', async () => {
+    const p = await newProject()
+    const id = (await send(p)).json().broadcast_id
+    const res = await t.app.inject({ method: 'POST', url: `/v1/events?project=${p.id}`, payload: { type: 'shown', broadcast_id: id } })
+    expect(res.statusCode).toBe(202)
+    expect(res.json()).toEqual({ ok: true })
+    const b = (await bearer(p, 'GET', `/v1/broadcasts/${id}`)).json()
+    expect({ clicked: b.clicked, dismissed: b.dismissed, shown: b.shown, funnel_shown: b.funnel.shown }).toEqual({ clicked: 0, dismissed: 0, shown: 1, funnel_shown: 1 })
+  })
+
   it('a body over the size limit is 202 { ok: true } too, not 413', async () => {
     const p = await newProject()
     const res = await t.app.inject({ method: 'POST', url: `/v1/events?project=${p.id}`, payload: { type: 'clicked', broadcast_id: 'bdc_x', pad: 'x'.repeat(100_000) } })
@@ -1239,6 +1249,11 @@ describe('decisions.md §3: broadcasts', () => {
       failed: 0,
       clicked: 0,
       dismissed: 0,
+      shown: 0,
+      funnel: {
+        audience: expect.any(Number), sent: 0, delivered: 0, cannot_report_shown: 0, shown: 0, clicked: 0, clicked_by_action: {}, dismissed: 0,
+        rates: { delivered: null, shown: null, click_through: null, click_through_shown: null },
+      },
       scheduled_at: at,
       started_at: null,
       finished_at: null,
@@ -1340,6 +1355,14 @@ describe('decisions.md §3: webhooks', () => {
     const res = await bearer(p, 'POST', '/v1/webhooks', { url: 'https://hooks.example/a', events: ['clicked'] })
     expect(res.json().events).toEqual(['clicked'])
     expectInvalid(await bearer(p, 'POST', '/v1/webhooks', { url: 'https://hooks.example/a', events: ['opened'] }))
+  })
+
+  it('issue 25: shown is opt-in: not in the default events, accepted when listed', async () => {
+    const p = await newProject()
+    expect((await bearer(p, 'POST', '/v1/webhooks', { url: 'https://hooks.example/a' })).json().events).not.toContain('shown')
+    const res = await bearer(p, 'POST', '/v1/webhooks', { url: 'https://hooks.example/a', events: ['clicked', 'shown'] })
+    expect(res.statusCode).toBe(201)
+    expect(res.json().events).toEqual(['clicked', 'shown'])
   })
 
   it('GET /v1/webhooks lists them without the secret; DELETE /v1/webhooks/:id removes one', async () => {
@@ -1513,6 +1536,10 @@ describe('GET /openapi.json documents every endpoint of the contract', () => {
       // skipped (templates) and capped (frequency caps), issue 24, and vapid_key_mismatch, issue 23: added after the three reasons there were.
       expect(Object.keys(schema.properties.failures.properties!)).toEqual(['gone', 'rejected', 'unreachable', 'skipped', 'capped', 'vapid_key_mismatch'])
       expect(Object.keys(schema.properties.by_push_service.properties!)).toEqual(['fcm', 'mozilla', 'apple', 'wns', 'other'])
+      // issue 25: shown and the funnel, on the single and the listed view.
+      expect(schema.required).toEqual(expect.arrayContaining(['shown', 'funnel']))
+      expect(Object.keys(schema.properties.funnel.properties!)).toEqual(['audience', 'sent', 'delivered', 'cannot_report_shown', 'shown', 'clicked', 'clicked_by_action', 'dismissed', 'rates'])
+      expect(Object.keys((schema.properties.funnel.properties!.rates as { properties: object }).properties)).toEqual(['delivered', 'shown', 'click_through', 'click_through_shown'])
     }
   })
 

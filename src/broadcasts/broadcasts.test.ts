@@ -56,6 +56,11 @@ describe('GET /v1/broadcasts/:id', () => {
       clicked: 0,
       clicked_by_action: {},
       dismissed: 0,
+      shown: 0,
+      funnel: {
+        audience: 0, sent: 0, delivered: 0, cannot_report_shown: 0, shown: 0, clicked: 0, clicked_by_action: {}, dismissed: 0,
+        rates: { delivered: null, shown: null, click_through: null, click_through_shown: null },
+      },
       pending: 0,
       retrying: 0,
       failures: { gone: 0, rejected: 0, unreachable: 0, skipped: 0, capped: 0, vapid_key_mismatch: 0 },

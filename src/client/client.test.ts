@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // Imported by the package name, through package.json "exports".
-import { createHeraldClient, HeraldApiError, ROUTES, type HeraldClient, type NotificationAction } from 'herald/client'
+import { createHeraldClient, HeraldApiError, ROUTES, type BroadcastFunnel, type HeraldClient, type NotificationAction } from 'herald/client'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { subscribe, subscription } from '../subscribers/subscribers.fixtures.ts'
 
@@ -60,6 +60,9 @@ describe('herald/client', () => {
     expect(later.scheduled_at).toBe(at)
     const one = await client.broadcasts.get(now.broadcast_id)
     expect(one).toMatchObject({ id: now.broadcast_id, notification: { title: 'Hi', body: 'There', url: '/' }, target: { type: 'all' } })
+    // issue 25: the funnel comes typed with the broadcast.
+    const funnel: BroadcastFunnel = one.funnel
+    expect(funnel).toMatchObject({ shown: 0, clicked: 0, rates: { shown: null } })
     const page = await client.broadcasts.list({ limit: 1 })
     expect(page.broadcasts.map((b) => b.id)).toEqual([later.broadcast_id])
     expect(page.next_cursor).toBe(later.broadcast_id)

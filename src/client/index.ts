@@ -25,6 +25,8 @@ export type Group = Static<typeof GroupList>['groups'][number]
 export type CreateGroupRequest = CreateGroupBody
 export type UpdateGroupRequest = UpdateGroupBody
 export type Broadcast = BroadcastView
+/** A broadcast's funnel (Broadcast.funnel): audience → sent → delivered → shown → clicked, dismissed, with rates (docs/funnel.md). */
+export type BroadcastFunnel = BroadcastView['funnel']
 /** A saved template: notification fields with variables, their defaults, versions by language (docs/templates.md). */
 export type Template = TemplateView
 export type CreateTemplateRequest = CreateTemplateBody
