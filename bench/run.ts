@@ -1,7 +1,8 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|webhooks|import] [--events 20000] [--no-personalized] [--no-backup] [--once]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|beacons|webhooks|import] [--events 20000] [--no-personalized] [--no-backup] [--once]
+//                    [--beacon-rate 5000] [--beacon-seconds 10]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
@@ -9,13 +10,14 @@
 // ratio; then the same broadcast with two variables and two languages, rendered
 // per subscriber (issue 24), for its cost per push beside the plain one. API: POST /v1/subscribe, POST /v1/send and the POST /v1/events
 // beacon, requests per second, and GET /v1/me alone and during a garbage flood
-// of the beacon. Webhooks: deliveries per second of --events events (bench/webhooks.ts).
+// of the beacon. Beacons: shown against clicked at --beacon-rate per second, Herald's CPU per beacon (bench/beacons.ts). Webhooks: deliveries per second of --events events (bench/webhooks.ts).
 // Storage defaults to both modes when DATABASE_URL is set. BENCH_HERALD_LOG=file
 // appends the Herald process's log there (with HERALD_LOG_LEVEL=debug: a line per batch).
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
+import { benchBeacons } from './beacons.ts'
 import { benchImportExport } from './import-export.ts'
 import { benchFanout, type FanoutResult, type Storage } from './fanout.ts'
 import { BenchPushService, buildHerald, fmt, makeCert, ROOT } from './support.ts'
@@ -33,6 +35,8 @@ const { values } = parseArgs({
     'no-personalized': { type: 'boolean', default: false },
     'no-backup': { type: 'boolean', default: false },
     once: { type: 'boolean', default: false },
+    'beacon-rate': { type: 'string', default: '5000' },
+    'beacon-seconds': { type: 'string', default: '10' },
   },
 })
 
@@ -99,6 +103,10 @@ if (values.only === undefined || values.only === 'fanout') {
 
 if (values.only === undefined || values.only === 'api') {
   for (const storage of storages) await benchApi(storage, serverUrl)
+}
+
+if (values.only === undefined || values.only === 'beacons') {
+  for (const storage of storages) await benchBeacons({ storage, serverUrl, rate: Number(values['beacon-rate']), seconds: Number(values['beacon-seconds']) })
 }
 
 if (values.only === undefined || values.only === 'webhooks') {

@@ -285,6 +285,27 @@ self.addEventListener('push', (event) => {
     expect(await forgetShown(page, later)).toBe(false)
   })
 
+  it('beacons shown once the notification is displayed, once per broadcast; a click after it still counts (issue 25)', async () => {
+    const view = async (id: string) => (await api('GET', `/v1/broadcasts/${id}`)).body
+    const { id, data } = await broadcast({ title: 'Seen', body: 'Confirmed delivery' })
+    expect((await view(id)).shown).toBe(0)
+    await deliverUntilShown(data, id)
+    await eventually(() => view(id), (b) => b.shown === 1)
+    // The same broadcast again (a retried push): not shown again, so not reported again. A later
+    // broadcast's shown is the barrier: once it is counted, the repeat has been handled.
+    await deliver(data)
+    const { id: later, data: laterData } = await broadcast({ title: 'After', body: 'The barrier' })
+    await deliverUntilShown(laterData, later)
+    await eventually(() => view(later), (b) => b.shown === 1)
+    expect((await view(id)).shown).toBe(1)
+
+    const worker = await serviceWorker()
+    expect(await notificationEvent(worker, 'notificationclick', id)).toBe(1)
+    const clicked = await eventually(() => view(id), (b) => b.clicked === 1 && b.delivered === 1)
+    expect(clicked.funnel).toMatchObject({ delivered: 1, cannot_report_shown: 0, shown: 1, clicked: 1, rates: { shown: 1, click_through_shown: 1 } })
+    await closeAll()
+  })
+
   it('on click: beacons clicked, and opens the url (or focuses the tab already there); on close: beacons dismissed', async () => {
     const { id, data } = await broadcast({ title: 'Click me', body: 'Go to the sale', url: '/sale' })
     await deliverUntilShown(data, id)
@@ -349,7 +370,8 @@ self.addEventListener('push', (event) => {
       ;(self as unknown as { __actionCalls: string[] }).__actionCalls = calls
       const original = self.fetch
       self.fetch = (input, init) => {
-        if (String(input).includes('/v1/events')) calls.push(String(init?.body))
+        // The click beacons only: the shown beacon of a push delivered meanwhile has its own test.
+        if (String(input).includes('/v1/events') && !String(init?.body).includes('"shown"')) calls.push(String(init?.body))
         return original(input, init)
       }
       Clients.prototype.openWindow = function (url: string) {

@@ -146,12 +146,20 @@
         return show(payload, resolved)
       }).catch(function () {
         return fallback(payload)
-      }).catch(function () {}) // not even the fallback could be shown (permission gone): nothing left to do
+      }).then(function () {
+        // Confirmed delivery (docs/funnel.md): one shown beacon, sent only once
+        // showNotification has resolved, so it never delays the notification;
+        // best effort, like the others (beacon never rejects). A repeat of the
+        // broadcast returned above, so it is reported once per browser.
+        return beacon('shown', payload)
+      }).catch(function () {}) // not even the fallback could be shown (permission gone): nothing shown, nothing reported
     })
   }
 
   // Fire and forget, never into the console: text/plain needs no CORS preflight,
-  // and keepalive lets the request finish after the worker stops.
+  // and keepalive lets the request finish after the worker stops. type is
+  // clicked, dismissed or shown; data is the notification's data, or for shown
+  // the push payload (both name the broadcast and the project).
   function beacon(type, data, action, subscriberId) {
     var body = { type: type, broadcast_id: data.broadcast_id }
     if (action) body.action = action
