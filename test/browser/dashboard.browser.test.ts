@@ -246,7 +246,28 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     expect(await page.locator('[data-count="clicked"]').textContent()).toBe('2')
     expect(await page.locator('[data-count="dismissed"]').textContent()).toBe('1')
     expect(await page.locator('[data-count="ctr"]').textContent()).toBe('40.0%')
+    // The funnel (issue 25): four of the five report shown; numbers and rates in the table.
+    for (let i = 0; i < 4; i++) {
+      await herald.t.app.inject({ method: 'POST', url: `/v1/events?project=${project.id}`, payload: { type: 'shown', broadcast_id: broadcastId } })
+    }
+    await page.reload()
+    const funnelRows = page.locator('#funnel-table tbody tr')
+    await funnelRows.first().waitFor()
+    const funnel = await funnelRows.evaluateAll((trs) => trs.map((tr) => [tr.querySelector('th')!.textContent, tr.querySelector('td.num')!.textContent]))
+    expect(funnel).toEqual([
+      ['Audience', '5'],
+      ['Sent', '5'],
+      ['Delivered', '5 100.0% of sent'],
+      ['Shown', '4 80.0% of delivered'],
+      ['Clicked', '2 40.0% of delivered, 50.0% of shown'],
+      ['Dismissed', '1'],
+    ])
     await screenshot(page, 'broadcast')
+    // Readable at 390 px: the page does not scroll sideways, and the bars are drawn.
+    await page.setViewportSize(PHONE)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
+    expect((await page.locator('#funnel-table .hbar-fill').first().boundingBox())!.width).toBeGreaterThan(10)
+    await page.setViewportSize(DESKTOP)
   })
 
   it('schedules a broadcast and cancels it before it fires', async () => {

@@ -7,6 +7,7 @@ import { del, get, post } from '../api.js'
 import { append, formatNumber, formatRate, formatTime, h, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, pageHeading, show, statusBadge } from '../ui.js'
 import { progressDetails } from './broadcast-progress.js'
+import { funnelSection } from './broadcast-funnel.js'
 import { draftFromBroadcast, draftHasContent, loadDraft, saveDraft } from './compose-draft.js'
 import { targetNamesGroups, targetText } from './target-text.js'
 
@@ -44,6 +45,7 @@ export async function renderDetail(view, session, id, flash) {
   const slot = h('div', { class: 'slot' })
   const live = h('div', { id: 'broadcast-live', 'aria-live': 'polite' })
   const progressSlot = h('div')
+  const funnelSlot = h('div')
   const actions = h('div', { class: 'form-actions' })
   const detailsSlot = h('div')
   let timer = null
@@ -98,6 +100,7 @@ export async function renderDetail(view, session, id, flash) {
       ),
     )
     replace(progressSlot, notStarted ? null : progressDetails(b))
+    replace(funnelSlot, notStarted ? null : funnelSection(b))
     // Redrawn on every poll, so the buttons follow the status (a stopped one
     // loses Stop) – unless a confirmation question is open.
     if (!actions.querySelector('.confirm .question')) {
@@ -173,7 +176,7 @@ export async function renderDetail(view, session, id, flash) {
     pageHeading(broadcast.notification.title, h('span', { class: 'head-actions' }, duplicate, ' ', h('a', { href: '#/broadcasts' }, '← All broadcasts'))),
     flash ? okBox(flash) : null,
     slot,
-    h('section', { class: 'card', 'aria-label': 'Delivery' }, live, progressSlot, actions),
+    h('section', { class: 'card', 'aria-label': 'Delivery' }, live, funnelSlot, progressSlot, actions),
     h('section', { class: 'card', 'aria-labelledby': 'content-title' },
       h('h2', { id: 'content-title' }, 'Content and options'),
       detailsSlot,
