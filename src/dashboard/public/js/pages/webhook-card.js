@@ -8,7 +8,8 @@ import { field, formatTime, h, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, show, statusBadge } from '../ui.js'
 import { attemptResult, deliveryLog } from './webhook-log.js'
 
-export const EVENTS = ['delivered', 'failed', 'clicked', 'dismissed']
+// shown (issue 25) is listed, never ticked by default: it is opt-in (docs/funnel.md).
+export const EVENTS = ['delivered', 'failed', 'clicked', 'dismissed', 'shown']
 
 /** The event checkboxes of a form; `checked` lists the ones ticked. */
 export function eventBoxes(idPrefix, checked) {
