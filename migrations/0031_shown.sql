@@ -1,6 +1,6 @@
 -- Confirmed delivery and the funnel (issue 25, docs/funnel.md).
 --
--- shown: notifications Herald's service worker reported displayed (the
+-- shown: notifications the service worker of Herald reported displayed (the
 -- `shown` beacon), counted per broadcast like clicked. A shown beacon writes
 -- no events row unless an active webhook endpoint of the project subscribed
 -- to `shown` (events only exist to carry webhooks and the per-event log), so

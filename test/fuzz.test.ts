@@ -284,7 +284,7 @@ function isGenuineBeacon(request: FuzzRequest): boolean {
   const body = request.body as { type?: unknown; broadcast_id?: unknown } | null
   return String(request.options.url).includes(`project=${ids.project}`) &&
     typeof body === 'object' && body !== null && body.broadcast_id === ids.broadcast &&
-    (body.type === 'clicked' || body.type === 'dismissed')
+    (body.type === 'clicked' || body.type === 'dismissed' || body.type === 'shown')
 }
 
 /** Statuses seen per operation, printed with HERALD_FUZZ_STATS=1 to see how deep the requests get. */

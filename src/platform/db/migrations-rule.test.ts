@@ -13,6 +13,9 @@ const ALLOWED: Record<string, string> = {
   '0016_events_fewer_checks.sql':
     'drops two foreign keys of events (project_id, broadcast_id). Dropping a constraint rejects nothing an older release writes; ' +
     'the one effect older code relied on, a deleted broadcast taking its events with it, is kept by the trigger the same migration adds.',
+  '0031_shown.sql':
+    "widens events' type check to allow 'shown' (issue 25): the old check is dropped and a looser one added (NOT VALID, so no scan), " +
+    'which accepts every type an older release writes (delivered, failed, clicked, dismissed) and every row already there.',
 }
 
 /** The SQL a rule reads: no comments, no string contents, no function bodies ($$…$$), upper case, one line. */
