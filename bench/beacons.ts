@@ -17,7 +17,8 @@ import pg from 'pg'
 import type { Storage } from './fanout.ts'
 import { fmt, startHerald } from './support.ts'
 
-const CONNECTIONS = 50
+// Browsers send beacons independently: enough connections that a slow transaction does not hold the offered rate back (closed loop).
+const CONNECTIONS = 200
 const BENCH_PUBLIC_URL = 'https://herald.localhost'
 const ADMIN = `bench-admin-${randomBytes(16).toString('hex')}`
 
