@@ -2,7 +2,7 @@
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
 //                    [--baseline N] [--small-runs 20] [--only fanout|api|beacons|webhooks|import] [--events 20000] [--no-personalized] [--no-backup] [--once]
-//                    [--beacon-rate 5000] [--beacon-seconds 10]
+//                    [--beacon-rate 5000] [--beacon-seconds 10] [--beacon-connections 50]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
@@ -37,6 +37,7 @@ const { values } = parseArgs({
     once: { type: 'boolean', default: false },
     'beacon-rate': { type: 'string', default: '5000' },
     'beacon-seconds': { type: 'string', default: '10' },
+    'beacon-connections': { type: 'string' },
   },
 })
 
@@ -106,7 +107,7 @@ if (values.only === undefined || values.only === 'api') {
 }
 
 if (values.only === undefined || values.only === 'beacons') {
-  for (const storage of storages) await benchBeacons({ storage, serverUrl, rate: Number(values['beacon-rate']), seconds: Number(values['beacon-seconds']) })
+  for (const storage of storages) await benchBeacons({ storage, serverUrl, rate: Number(values['beacon-rate']), seconds: Number(values['beacon-seconds']), connections: values['beacon-connections'] ? Number(values['beacon-connections']) : undefined })
 }
 
 if (values.only === undefined || values.only === 'webhooks') {
