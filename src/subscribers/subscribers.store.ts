@@ -200,9 +200,15 @@ export interface SubscriberFilter {
   limit: number
 }
 
-/** One page, newest first (ids are time-ordered). */
-export async function listSubscribers(q: Queryable, projectId: string, filter: SubscriberFilter): Promise<SubscriberWithGroups[]> {
-  const params: unknown[] = [projectId]
+/** The filters a list and an export share: every field of SubscriberFilter but the page (before, limit). */
+export type SubscriberConditions = Omit<SubscriberFilter, 'before' | 'limit'>
+
+/**
+ * The WHERE conditions of the filter on subscribers s LEFT JOIN subscriber_health h,
+ * each value pushed onto params ($1 is the project's id, already there). Used by
+ * the list and the export (issue 25), so both select the same subscribers.
+ */
+export function filterConditions(filter: SubscriberConditions, params: unknown[]): string[] {
   const where = ['s.project_id = $1']
   if (filter.status) {
     params.push(filter.status)
@@ -252,6 +258,13 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
     params.push(dormantCutoff())
     where.push(healthCondition(filter.health, `$${params.length}::timestamptz`))
   }
+  return where
+}
+
+/** One page, newest first (ids are time-ordered). */
+export async function listSubscribers(q: Queryable, projectId: string, filter: SubscriberFilter): Promise<SubscriberWithGroups[]> {
+  const params: unknown[] = [projectId]
+  const where = filterConditions(filter, params)
   if (filter.before) {
     params.push(filter.before)
     where.push(`s.id < $${params.length}`)
