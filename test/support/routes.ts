@@ -78,6 +78,7 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
     foreign: notFound('group_not_found'),
   },
   { method: 'GET', path: '/v1/broadcasts', url: () => '/v1/broadcasts', foreign: { status: 200 } },
+  { method: 'GET', path: '/v1/broadcasts/export', url: () => '/v1/broadcasts/export', foreign: { status: 200 } },
   // Filters naming A's ids reach nothing of A's: the sweep checks the body holds none of A's values.
   { method: 'GET', path: '/v1/audit-log', url: (ids) => `/v1/audit-log?target_id=${ids.group}`, foreign: { status: 200, body: { entries: [], next_cursor: null } } },
   { method: 'GET', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
