@@ -78,6 +78,8 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /v1/send': 'sendNotification',
   'GET /v1/broadcasts': 'listBroadcasts', 'GET /v1/broadcasts/{id}': 'getBroadcast',
   'GET /v1/broadcasts/export': 'exportBroadcasts', 'GET /v1/subscribers/export': 'exportSubscribers',
+  'GET /v1/test-devices': 'listTestDevices', 'POST /v1/test-devices': 'addTestDevice', 'POST /v1/test-devices/send': 'sendTestToMe',
+  'DELETE /v1/test-devices/{id}': 'removeTestDevice',
   'DELETE /v1/broadcasts/{id}': 'cancelBroadcast', 'POST /v1/broadcasts/{id}/stop': 'stopBroadcast',
   'GET /v1/notifications/{broadcast_id}': 'getNotification', 'GET /c/{token}': 'openClickLink',
   'POST /v1/webhooks': 'createWebhook', 'GET /v1/webhooks': 'listWebhooks', 'GET /v1/webhooks/{id}': 'getWebhook',

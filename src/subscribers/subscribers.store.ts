@@ -173,7 +173,7 @@ export async function markUnsubscribed(q: Queryable, projectId: string, endpoint
 
 export async function findSubscriber(q: Queryable, projectId: string, id: string): Promise<SubscriberWithGroups | null> {
   const result = await q.query<SubscriberWithGroups>(
-    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM ${FROM} WHERE s.id = $1 AND s.project_id = $2`,
+    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM ${FROM} WHERE s.id = $1 AND s.project_id = $2 AND s.status <> 'test'`,
     [id, projectId],
   )
   return result.rows[0] ?? null
@@ -209,7 +209,8 @@ export type SubscriberConditions = Omit<SubscriberFilter, 'before' | 'limit'>
  * the list and the export (issue 25), so both select the same subscribers.
  */
 export function filterConditions(filter: SubscriberConditions, params: unknown[]): string[] {
-  const where = ['s.project_id = $1']
+  // Members' test devices (status 'test', issue 25) are nobody's subscribers: never listed nor exported.
+  const where = ['s.project_id = $1', "s.status <> 'test'"]
   if (filter.status) {
     params.push(filter.status)
     where.push(`s.status = $${params.length}`)
