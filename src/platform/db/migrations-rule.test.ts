@@ -13,6 +13,9 @@ const ALLOWED: Record<string, string> = {
   '0016_events_fewer_checks.sql':
     'drops two foreign keys of events (project_id, broadcast_id). Dropping a constraint rejects nothing an older release writes; ' +
     'the one effect older code relied on, a deleted broadcast taking its events with it, is kept by the trigger the same migration adds.',
+  '0034_member_test_devices.sql':
+    "replaces the CHECK on subscribers.status with a wider one (adds 'test', for members' test devices, issue 25). Every value an older " +
+    'release writes (active, unsubscribed, expired) passes both, and the two statements run in the migration\'s one transaction.',
 }
 
 /** The SQL a rule reads: no comments, no string contents, no function bodies ($$…$$), upper case, one line. */
