@@ -7,7 +7,8 @@
 //   subscribe), which only the SDK (or a hand-written call) makes.
 // - First subscriber: any subscriber, whatever its status or how it arrived
 //   (an import counts). Members' test devices are never subscribers here.
-// - First send: any broadcast.
+// - First send: a broadcast other than a test to a member's own devices (among
+//   the latest 20: a project that sent only tests has sent no more than that).
 // The card is left out once every step is done, or once dismissed in this
 // browser (kept per project in localStorage).
 import { get } from '../api.js'
@@ -31,7 +32,7 @@ async function progress(session) {
     keys.catch(() => null),
     get('/v1/subscribers?source=subscribe&limit=1').then((r) => r.subscribers.length > 0),
     get('/v1/subscribers/counts'),
-    get('/v1/broadcasts?limit=1').then((r) => r.broadcasts.length > 0),
+    get('/v1/broadcasts?limit=20').then((r) => r.broadcasts.some((b) => b.target.type !== 'test_devices')),
   ])
   return { keyUsed, viaSdk, subscriber: counts.active + counts.unsubscribed + counts.expired > 0, sent: broadcasts }
 }
