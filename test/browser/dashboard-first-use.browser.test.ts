@@ -110,6 +110,20 @@ describe.skipIf(!browserAvailable)('first use and exports in Chromium', () => {
     await screenshot(page, 'overview-test-devices')
   })
 
+  it("compose's Send a test to me sends the draft to the test device only", async () => {
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Compose', exact: true }).click()
+    await page.getByLabel('Title', { exact: true }).fill('Draft title')
+    await page.getByLabel('Body', { exact: true }).fill('Draft body')
+    await page.getByRole('button', { name: 'Send a test to me' }).click()
+    await page.getByText('Test sent to your test device.').waitFor()
+    const received = await eventually(async () => push.receivedFor(device.endpoint), (list) => list.length === 2)
+    expect(received[1]!.payload).toMatchObject({ title: 'Draft title', body: 'Draft body' })
+    await page.getByRole('button', { name: 'Discard draft' }).click()
+    await page.getByRole('button', { name: 'Yes, discard draft' }).click()
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Overview', exact: true }).click()
+    await page.getByRole('heading', { name: 'Get started' }).waitFor()
+  })
+
   it('at 390 px the checklist and test devices fit the screen', async () => {
     const before = page.viewportSize()!
     await page.setViewportSize(PHONE)
