@@ -123,6 +123,28 @@ export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Pro
   return { id: result.rows[0].id, tagCount: result.rows[0].tag_count }
 }
 
+/**
+ * A member's test device (issue 25, test-devices/): a subscription of the
+ * project with the status 'test', which no audience, count, list or export
+ * has. Inserted, or, when this endpoint already is one, its keys refreshed.
+ * Null when the endpoint is a real subscriber of the project (left untouched).
+ */
+export async function upsertTestSubscription(
+  q: Queryable,
+  row: { id: string; projectId: string; endpoint: string; p256dh: string; auth: string },
+): Promise<string | null> {
+  const result = await q.query<{ id: string }>(
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, status, vapid_key_id)
+     VALUES ($1, $2, $3, $4, $5, 'test', (SELECT p.vapid_key_id FROM projects p WHERE p.id = $2))
+     ON CONFLICT (project_id, endpoint) DO UPDATE SET p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, last_seen_at = now(),
+       vapid_key_id = EXCLUDED.vapid_key_id
+       WHERE subscribers.status = 'test'
+     RETURNING id`,
+    [row.id, row.projectId, row.endpoint, row.p256dh, row.auth],
+  )
+  return result.rows[0]?.id ?? null
+}
+
 /** Sets the time zone (null: none) of the project's subscribers `owner` names; their ids. */
 export async function setTimezone(q: Queryable, projectId: string, owner: TagsOwner, timezone: string | null): Promise<string[]> {
   const result = await q.query<{ id: string }>(

@@ -1,8 +1,9 @@
 // SQL of members' test devices (issue 25, migration 0034): a subscribers row
-// with status 'test' and its member_test_devices link. This module is the one
-// writer of member_test_devices, and the only one that writes status 'test'.
+// with status 'test' (written by subscribers.store.ts, the table's one writer)
+// and its member_test_devices link, which this module alone writes.
 import type { Queryable } from '../platform/db/database.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
+import { upsertTestSubscription } from '../subscribers/subscribers.store.ts'
 
 export interface TestDeviceRow {
   id: string
@@ -24,16 +25,7 @@ export async function upsertTestDevice(
   q: Queryable,
   row: { id: string; projectId: string; userId: string; endpoint: string; p256dh: string; auth: string; label: string },
 ): Promise<string | null> {
-  const sub = await q.query<{ id: string }>(
-    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, status, vapid_key_id)
-     VALUES ($1, $2, $3, $4, $5, 'test', (SELECT p.vapid_key_id FROM projects p WHERE p.id = $2))
-     ON CONFLICT (project_id, endpoint) DO UPDATE SET p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, last_seen_at = now(),
-       vapid_key_id = EXCLUDED.vapid_key_id
-       WHERE subscribers.status = 'test'
-     RETURNING id`,
-    [row.id, row.projectId, row.endpoint, row.p256dh, row.auth],
-  )
-  const id = sub.rows[0]?.id
+  const id = await upsertTestSubscription(q, row)
   if (!id) return null
   await q.query(
     `INSERT INTO member_test_devices (subscriber_id, project_id, user_id, label) VALUES ($1, $2, $3, $4)
