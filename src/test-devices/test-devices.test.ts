@@ -56,6 +56,8 @@ describe('test devices', () => {
     expect((await call('GET', '/v1/subscribers/counts', project.auth)).json()).toEqual({ active: 1, unsubscribed: 0, expired: 0 })
     expect((await call('GET', '/v1/subscribers/export', project.auth)).body).not.toContain(browser.endpoint)
     expect((await call('GET', '/v1/me', project.auth)).json().project.usage.subscribers).toBe(1)
+    const group = (await call('POST', '/v1/groups', project.auth, { name: 'Testers' })).json().id
+    expect((await call('POST', `/v1/groups/${group}/subscribers`, project.auth, { subscriber_ids: [id, real.id] })).json()).toEqual({ added: 1 })
 
     const all = await send(t, project, { target: { type: 'all' }, notification: { title: 'Sale', body: 'Now' } })
     expect(await waitForBroadcast(t, project, all)).toMatchObject({ status: 'sent', audience: 1, delivered: 1 })
