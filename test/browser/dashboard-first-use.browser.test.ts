@@ -158,6 +158,10 @@ describe.skipIf(!browserAvailable)('first use and exports in Chromium', () => {
     const rows = parse(await readFile((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ title: "'=Sale", source: 'api', audience: '1' })
+    const before = page.viewportSize()!
+    await page.setViewportSize(PHONE)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
+    await page.setViewportSize(before)
 
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Subscribers', exact: true }).click()
     await page.locator('#subscriber-filters').getByLabel('Status').selectOption('unsubscribed')
