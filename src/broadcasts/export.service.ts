@@ -22,9 +22,12 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null)
 export function exportLine(row: ExportBroadcastRow): Line {
   // As the view: delivered + failed + retrying never exceed the audience.
   const audience = Math.max(row.audience, row.delivered + row.failed + row.retrying)
-  // Handed to a push service: the audience less those never attempted, and
-  // less the failures that never left Herald (a personalization skip, a cap).
-  const sent = row.delivered + row.failed - row.failed_skipped - row.failed_capped + row.retrying
+  // Handed to a push service: delivered, failed after being sent (not the
+  // failures that never left Herald: a personalization skip, a cap), and
+  // waiting for a retry, which only a sending broadcast does (as the view's
+  // retrying, and the funnel's sent of GET /v1/broadcasts/:id).
+  const retrying = row.status === 'sending' ? row.retrying : 0
+  const sent = row.delivered + row.failed - row.failed_skipped - row.failed_capped + retrying
   return {
     id: row.id,
     created_at: iso(row.created_at),
