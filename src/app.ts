@@ -28,6 +28,8 @@ import { registerSubscribeRoutes } from './subscribers/subscribe.routes.ts'
 import { registerSubscribersRoutes } from './subscribers/subscribers.routes.ts'
 import { registerSendRoutes } from './broadcasts/send.routes.ts'
 import { registerBroadcastsRoutes } from './broadcasts/broadcasts.routes.ts'
+import { registerBroadcastExportRoutes } from './broadcasts/export.routes.ts'
+import { registerTestDeviceRoutes } from './test-devices/test-devices.routes.ts'
 import { registerNotificationRoutes } from './broadcasts/notification.routes.ts'
 import { registerEventsRoutes } from './events/events.routes.ts'
 import { registerWebhooksRoutes } from './webhooks/webhooks.routes.ts'
@@ -142,6 +144,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerSubscribersRoutes(app, ctx)
   registerSendRoutes(app, ctx)
   registerBroadcastsRoutes(app, ctx)
+  registerBroadcastExportRoutes(app, ctx)
+  registerTestDeviceRoutes(app, ctx)
   registerNotificationRoutes(app, ctx)
   registerEventsRoutes(app, ctx)
   registerWebhooksRoutes(app, ctx)

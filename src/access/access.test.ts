@@ -6,8 +6,8 @@ const user = (role: (typeof ROLES)[number]): Actor => ({ type: 'user', id: 'usr_
 const held = (actor: Actor): Permission[] => PERMISSIONS.filter((p) => allows(actor, p))
 
 describe('what an API key may do, by scope (issue 13)', () => {
-  it('full: what every key did before scopes, and its keys and audit log; never members or VAPID keys', () => {
-    expect(held(key('full'))).toEqual(PERMISSIONS.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage'))
+  it("full: what every key did before scopes, and its keys and audit log; never members, VAPID keys or a member's test devices", () => {
+    expect(held(key('full'))).toEqual(PERMISSIONS.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage' && p !== 'test_devices:use'))
   })
   it('send: send, read broadcasts, stop; nothing of groups, subscribers or webhooks', () => {
     expect(held(key('send'))).toEqual(['project:read', 'broadcasts:read', 'broadcasts:send', 'templates:write'])
@@ -27,10 +27,10 @@ describe('what a member may do, by role (issue 13)', () => {
     expect(held(user('owner'))).toEqual([...PERMISSIONS])
     expect(held(user('admin'))).toEqual(PERMISSIONS.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage'))
   })
-  it("editor: reads, compose and send, groups, subscribers' tags; not erasure, webhooks, settings, keys, members or the audit log", () => {
+  it("editor: reads, compose and send, groups, subscribers' tags, their test devices; not erasure, webhooks, settings, keys, members or the audit log", () => {
     expect(held(user('editor'))).toEqual([
       'project:read', 'broadcasts:read', 'broadcasts:send', 'templates:write', 'groups:read', 'groups:write',
-      'subscribers:read', 'subscribers:tags', 'webhooks:read',
+      'subscribers:read', 'subscribers:tags', 'webhooks:read', 'test_devices:use',
     ])
   })
   it('viewer: read only', () => {

@@ -23,6 +23,7 @@ export const PERMISSIONS = [
   'members:manage', // invite members, change roles, remove members
   'vapid_keys:manage', // list, rotate and retire the project's VAPID key pairs (issue 23): owners only
   'audit:read',
+  'test_devices:use', // a member's own test devices and "send a test to me" (issue 25): sessions of owners, admins and editors, never a key
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
@@ -44,7 +45,8 @@ const BY_SCOPE: Record<KeyScope, ReadonlySet<Permission>> = {
   // Members are people: a key never manages them. Nor the VAPID keys: a leaked
   // API key must not be able to move the project's subscriptions to a key pair
   // nobody keeps, or retire the one they use.
-  full: new Set(ALL.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage')),
+  // Nor test devices: they are a person's own browsers, which a key has none of.
+  full: new Set(ALL.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage' && p !== 'test_devices:use')),
   send: new Set(['project:read', 'broadcasts:read', 'broadcasts:send', 'templates:write']),
   subscribers: new Set(['project:read', 'subscribers:read', 'subscribers:tags', 'subscribers:write']),
   groups: new Set(['project:read', 'groups:read', 'groups:write']),
@@ -55,7 +57,7 @@ const BY_ROLE: Record<Role, ReadonlySet<Permission>> = {
   owner: new Set(ALL),
   // Rotating or retiring a VAPID key can silence every subscriber: an owner's call (docs/vapid-keys.md).
   admin: new Set(ALL.filter((p) => p !== 'members:manage' && p !== 'vapid_keys:manage')),
-  editor: new Set([...READ, 'broadcasts:send', 'templates:write', 'groups:write', 'subscribers:tags']),
+  editor: new Set([...READ, 'broadcasts:send', 'templates:write', 'groups:write', 'subscribers:tags', 'test_devices:use']),
   viewer: new Set(READ),
 }
 

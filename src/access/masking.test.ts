@@ -90,6 +90,10 @@ describe('push endpoints', () => {
     expect(csv.statusCode).toBe(200)
     expect(csv.body).toContain(maskEndpoint(endpoint))
     expect(csv.body).not.toContain(endpoint)
+    // With the list's filters (issue 25): still masked.
+    const filtered = await get('/v1/subscribers/export?format=csv&external_id_contains=ALICE&status=active', who)
+    expect(filtered.body).toContain(maskEndpoint(endpoint))
+    expect(filtered.body).not.toContain(endpoint)
   })
 
   it('the subscriber PATCH answers: masked to an editor (who may tag but not erase), whole to a subscribers key', async () => {

@@ -38,6 +38,8 @@ export const BACKUP_TABLES: BackupTable[] = [
   { name: 'groups', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   { name: 'templates', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   { name: 'subscribers', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
+  // Members' test devices (issue 25): which subscriptions (status test) are whose, restored with the members and subscribers they link.
+  { name: 'member_test_devices', key: [['subscriber_id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   {
     // Last delivered and clicked, failures in a row (issue 23): what the expiry rules read.
     name: 'subscriber_health',

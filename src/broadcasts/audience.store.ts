@@ -25,6 +25,12 @@ export function audienceCondition(projectId: string, target: AudienceTarget): { 
       const params: unknown[] = [projectId]
       return { sql: `${base} AND ${segmentCondition(target.filter, params)}`, params }
     }
+    case 'test_devices':
+      // The member's own test devices (issue 25): status 'test', which no other target selects.
+      return {
+        sql: `s.project_id = $1 AND s.status = 'test' AND EXISTS (SELECT 1 FROM member_test_devices d WHERE d.subscriber_id = s.id AND d.project_id = $1 AND d.user_id = $2)`,
+        params: [projectId, target.user_id],
+      }
   }
 }
 
@@ -136,11 +142,14 @@ export async function audienceSlice(
   return result.rows
 }
 
-/** Still-active subscribers of the project among ids (retries skip those that left meanwhile). */
+/**
+ * Still-active subscribers of the project among ids (retries skip those that left meanwhile);
+ * a member's test device (status 'test', issue 25) too: its ids are only ever in a test's retries.
+ */
 export async function activeRecipients(q: Queryable, projectId: string, ids: string[], profile = false): Promise<Recipient[]> {
   const result = await q.query<Recipient>(
     `SELECT ${columns(profile)} FROM subscribers s
-      WHERE project_id = $1 AND status = 'active' AND id = ANY($2::text[]) ORDER BY id`,
+      WHERE project_id = $1 AND status IN ('active', 'test') AND id = ANY($2::text[]) ORDER BY id`,
     [projectId, ids],
   )
   return result.rows

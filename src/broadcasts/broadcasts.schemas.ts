@@ -80,8 +80,18 @@ export const SegmentTarget = Type.Object(
   { additionalProperties: false },
 )
 
+/**
+ * "Send a test to me" (issue 25, docs/first-use.md): the test devices of one
+ * member (user_id), made by the dashboard's POST /v1/test-devices/send only;
+ * POST /v1/send never accepts it (TargetInput below lists the four others).
+ */
+export const TestDevicesTarget = Type.Object(
+  { type: Type.Literal('test_devices'), user_id: Type.String({ description: "The member (usr_…) whose own browsers received it: a send from the dashboard's \"Send a test to me\"." }) },
+  { additionalProperties: false },
+)
+
 /** The target as stored and returned. */
-export const Target = Type.Union([AllTarget, UserTarget, GroupTarget, SegmentTarget])
+export const Target = Type.Union([AllTarget, UserTarget, GroupTarget, SegmentTarget, TestDevicesTarget])
 export type Target = Static<typeof Target>
 
 /**
@@ -89,7 +99,7 @@ export type Target = Static<typeof Target>
  * wrong target is reported against the branch its `type` names (or as an
  * unknown type) instead of as three failed alternatives.
  */
-const TargetInput = Type.Unsafe<Target>({
+const TargetInput = Type.Unsafe<Exclude<Target, { type: 'test_devices' }>>({
   type: 'object',
   required: ['type'],
   // Repeats the tags so an unknown type reads "target.type: must be equal to

@@ -279,6 +279,9 @@ describe('herald/client', () => {
     for await (const chunk of stream) csvText += Buffer.from(chunk).toString()
     expect(csvText.split('\n')[0]).toContain('endpoint')
     expect(csvText).toContain(csv.endpoint)
+    // The list's filters apply to the export (issue 25); broadcasts export as CSV.
+    expect((await ownClient.subscribers.exportText({ format: 'csv', external_id: 'user_2' })).trim().split('\n')).toHaveLength(2)
+    expect((await ownClient.broadcasts.exportText({ status: 'sent' })).split('\n')[0]).toMatch(/^id,created_at,/)
 
     const scoped = await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: own.auth, payload: { scope: 'subscribers' } })
     const narrow = createHeraldClient({ baseUrl: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, apiKey: scoped.json().api_key })

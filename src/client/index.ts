@@ -6,8 +6,9 @@
 import type { Static } from 'typebox'
 import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, NotificationAction, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
 import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
+import type { ExportBroadcastsQuery } from '../broadcasts/export.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
-import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberHealthCounts, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
+import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberFilterQuery, SubscriberHealthCounts, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
 import type { MeResponse, UpdateMeBody } from '../projects/me.schemas.ts'
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
@@ -69,10 +70,13 @@ export interface ImportOptions {
   /** ndjson (default) or csv: the Content-Type sent. */
   format?: SubscribersFileFormat
 }
-export interface ExportOptions {
+/** GET /v1/subscribers/export: the format and, optionally, the filters of GET /v1/subscribers (issue 25). */
+export interface ExportOptions extends Partial<SubscriberFilterQuery> {
   /** ndjson (default) or csv. */
   format?: SubscribersFileFormat
 }
+/** GET /v1/broadcasts/export: status, source, a date range on created_at (Unix ms, from inclusive, to exclusive) and the format (csv by default). */
+export type ExportBroadcastsOptions = Partial<ExportBroadcastsQuery>
 /** One frequency cap: at most `max` pushes per subscriber in the rolling window `per` (docs/frequency-caps.md). */
 export type { FrequencyCapRule }
 /** One of a project's VAPID key pairs (never its private half): current or not, and its active subscribers. */
@@ -94,6 +98,7 @@ export const ROUTES = {
   addGroupSubscribers: ['POST', '/v1/groups/{id}/subscribers'],
   removeGroupSubscriber: ['DELETE', '/v1/groups/{id}/subscribers/{sid}'],
   listBroadcasts: ['GET', '/v1/broadcasts'],
+  exportBroadcasts: ['GET', '/v1/broadcasts/export'],
   getBroadcast: ['GET', '/v1/broadcasts/{id}'],
   cancelBroadcast: ['DELETE', '/v1/broadcasts/{id}'],
   stopBroadcast: ['POST', '/v1/broadcasts/{id}/stop'],
@@ -203,6 +208,12 @@ export function createHeraldClient(options: HeraldClientOptions) {
     return failed(response, method, path)
   }
 
+  /** A streamed answer's body (an export). */
+  function bodyOf(response: Response): ReadableStream<Uint8Array> {
+    if (!response.body) throw new HeraldApiError(response.status, { code: 'http_error', message: 'Herald sent no body' })
+    return response.body
+  }
+
   async function call<T>(route: RouteName, what: Call = {}): Promise<T> {
     const text = await (await request(route, what)).text()
     try {
@@ -266,6 +277,10 @@ export function createHeraldClient(options: HeraldClientOptions) {
       cancel: (id: string) => call<{ ok: boolean }>('cancelBroadcast', { params: { id } }),
       /** Stops a scheduled, pending or sending broadcast: nothing more is pushed (409 broadcast_not_stoppable once it is over). */
       stop: (id: string) => call<{ ok: boolean }>('stopBroadcast', { params: { id } }),
+      /** GET /v1/broadcasts/export as a stream of bytes (CSV by default, newest first): for many broadcasts, pipe it to a file. */
+      export: async (exportOptions: ExportBroadcastsOptions = {}) => bodyOf(await request('exportBroadcasts', { query: exportOptions })),
+      /** The same, whole, as text. */
+      exportText: async (exportOptions: ExportBroadcastsOptions = {}) => (await request('exportBroadcasts', { query: exportOptions })).text(),
     },
     project: {
       get: async () => (await call<MeResponse>('getProject')).project,
@@ -309,15 +324,10 @@ export function createHeraldClient(options: HeraldClientOptions) {
           file.destroy()
         }
       },
-      /** GET /v1/subscribers/export as a stream of bytes, read as Herald writes it (for a large project, pipe it to a file). */
-      export: async (exportOptions: ExportOptions = {}) => {
-        const response = await request('exportSubscribers', { query: { format: exportOptions.format } })
-        if (!response.body) throw new HeraldApiError(response.status, { code: 'http_error', message: 'Herald sent no body' })
-        return response.body
-      },
+      /** GET /v1/subscribers/export as a stream of bytes, read as Herald writes it (for a large project, pipe it to a file); the list's filters apply. */
+      export: async (exportOptions: ExportOptions = {}) => bodyOf(await request('exportSubscribers', { query: { ...exportOptions } })),
       /** The same, whole, as text: for small projects. */
-      exportText: async (exportOptions: ExportOptions = {}) =>
-        (await request('exportSubscribers', { query: { format: exportOptions.format } })).text(),
+      exportText: async (exportOptions: ExportOptions = {}) => (await request('exportSubscribers', { query: { ...exportOptions } })).text(),
       /** Sets the subscriber's IANA time zone (null clears it: the project's default applies); resolves to the updated subscriber. */
       setTimezone: (sid: string, timezone: string | null) => call<Subscriber>('setSubscriberTags', { params: { sid }, body: { timezone } }),
     },

@@ -102,7 +102,7 @@ export async function addMembers(q: Queryable, projectId: string, groupId: strin
   const result = await q.query(
     `INSERT INTO group_members (group_id, subscriber_id)
      SELECT $1, s.id FROM subscribers s
-      WHERE s.project_id = $2 AND s.id = ANY($3::text[])
+      WHERE s.project_id = $2 AND s.id = ANY($3::text[]) AND s.status <> 'test' -- a member's test device is nobody's subscriber (issue 25)
      ON CONFLICT DO NOTHING`,
     [groupId, projectId, subscriberIds],
   )

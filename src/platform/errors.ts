@@ -53,6 +53,7 @@ export const ERRORS = {
   member_exists: { status: 409, message: 'This person is already a member of the project.' },
   invite_sign_in_required: { status: 409, message: 'This email already has an account: sign in with it, then accept the invite. No password is taken here.' },
   broadcast_not_cancelable: { status: 409, message: 'Only a scheduled broadcast that has not fired can be canceled.' },
+  no_test_devices: { status: 409, message: 'You have no test device in this project: subscribe this browser as a test device in the dashboard first (docs/first-use.md).' },
   broadcast_not_stoppable: { status: 409, message: 'The broadcast is already over (sent, failed or canceled): there is nothing to stop.' },
   vapid_keys_in_use: { status: 409, message: "The project has active subscribers, whose subscriptions are bound to its current VAPID public key: replacing the pair would stop every push to them." },
   vapid_key_has_subscribers: { status: 409, message: 'Active subscriptions were made with this VAPID key: retiring it would lose them. Wait until none is left, or retire it with force (operator only), which expires them.' },

@@ -8,7 +8,9 @@
 // again.
 import type { Database } from '../platform/db/database.ts'
 import { maskEndpoint } from '../access/masking.ts'
+import { csvRecord } from '../platform/csv.ts'
 import { exportPage, previousVapidPairs, type ExportRow } from './export.store.ts'
+import type { SubscriberConditions } from './subscribers.store.ts'
 
 /** Rows per query: a page of a few MB at most, a few hundred queries for a million subscribers. */
 export const EXPORT_PAGE_SIZE = 5000
@@ -25,6 +27,8 @@ export interface ExportOptions {
    * endpoint is enough to unsubscribe its browser (issue 22). Default true.
    */
   endpoints?: boolean
+  /** Only the subscribers these filters of GET /v1/subscribers select (issue 25); none: every one. */
+  filter?: SubscriberConditions
 }
 
 const CSV_COLUMNS = ['endpoint', 'p256dh', 'auth', 'external_id', 'status', 'groups', 'tags', 'source', 'created_at', 'last_seen_at']
@@ -43,18 +47,8 @@ function lineObject(row: ExportRow, withKeys: boolean, endpoint: string): Record
   }
 }
 
-/** One CSV cell, quoted when it holds a comma, a quote or a line break (RFC 4180). */
-function cell(value: string | number): string {
-  const text = String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
-}
-
-function csvLine(cells: Array<string | number>): string {
-  return `${cells.map(cell).join(',')}\n`
-}
-
 function csvRow(row: ExportRow, withKeys: boolean, endpoint: string): string {
-  return csvLine([
+  return csvRecord([
     endpoint,
     ...(withKeys ? [row.p256dh, row.auth] : []),
     row.external_id ?? '',
@@ -72,7 +66,7 @@ function csvRow(row: ExportRow, withKeys: boolean, endpoint: string): string {
 export async function* exportSubscribers(db: Database, projectId: string, options: ExportOptions): AsyncGenerator<string> {
   const withKeys = options.vapid !== undefined
   const endpointOf = options.endpoints === false ? (row: ExportRow) => maskEndpoint(row.endpoint) : (row: ExportRow) => row.endpoint
-  if (options.format === 'csv') yield csvLine(withKeys ? [...CSV_COLUMNS, 'vapid_public'] : CSV_COLUMNS.filter((c) => c !== 'p256dh' && c !== 'auth'))
+  if (options.format === 'csv') yield csvRecord(withKeys ? [...CSV_COLUMNS, 'vapid_public'] : CSV_COLUMNS.filter((c) => c !== 'p256dh' && c !== 'auth'))
   else if (options.vapid) {
     const { vapid_public, vapid_private } = options.vapid
     // After a rotation, the pairs subscriptions made before it still use (each line names its own by vapid_public).
@@ -81,7 +75,7 @@ export async function* exportSubscribers(db: Database, projectId: string, option
   }
   let after: string | null = null
   for (;;) {
-    const rows = await exportPage(db, projectId, after, EXPORT_PAGE_SIZE, withKeys)
+    const rows = await exportPage(db, projectId, after, EXPORT_PAGE_SIZE, withKeys, options.filter)
     if (rows.length === 0) return
     let chunk = ''
     for (const row of rows) {

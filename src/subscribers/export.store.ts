@@ -4,6 +4,7 @@
 import type { Queryable } from '../platform/db/database.ts'
 import { SUBSCRIBER_KEY_ID } from '../projects/vapid-keys.store.ts'
 import type { SubscriberSource, SubscriberStatus, Tags } from './subscribers.schemas.ts'
+import { filterConditions, type SubscriberConditions } from './subscribers.store.ts'
 
 export interface ExportRow {
   id: string
@@ -27,17 +28,29 @@ const PAIR = `,
             COALESCE((SELECT k.public_key FROM vapid_keys k WHERE k.id = ${SUBSCRIBER_KEY_ID}),
                      (SELECT p.vapid_public FROM projects p WHERE p.id = s.project_id)) AS vapid_public`
 
-/** withPairs: each row's VAPID public key too (the operator's export); the project's own export does not read it. */
-export async function exportPage(q: Queryable, projectId: string, afterId: string | null, limit: number, withPairs = false): Promise<ExportRow[]> {
+/**
+ * withPairs: each row's VAPID public key too (the operator's export); the project's own export does not read it.
+ * filter: the list's filters (issue 25), the same conditions GET /v1/subscribers applies.
+ */
+export async function exportPage(
+  q: Queryable, projectId: string, afterId: string | null, limit: number, withPairs = false, filter: SubscriberConditions = {},
+): Promise<ExportRow[]> {
+  const params: unknown[] = [projectId]
+  const where = filterConditions(filter, params)
+  if (afterId !== null) {
+    params.push(afterId)
+    where.push(`s.id > $${params.length}`)
+  }
+  params.push(limit)
   const result = await q.query<ExportRow>(
     `SELECT s.id, s.endpoint, s.p256dh, s.auth, s.external_id, s.status, s.tags, s.source, s.created_at, s.last_seen_at,
             COALESCE((SELECT array_agg(g.name ORDER BY g.name) FROM group_members m JOIN groups g ON g.id = m.group_id
                        WHERE m.subscriber_id = s.id), '{}') AS groups${withPairs ? PAIR : ''}
-       FROM subscribers s
-      WHERE s.project_id = $1 AND ($2::text IS NULL OR s.id > $2)
+       FROM subscribers s LEFT JOIN subscriber_health h ON h.subscriber_id = s.id
+      WHERE ${where.join(' AND ')}
       ORDER BY s.id
-      LIMIT $3`,
-    [projectId, afterId, limit],
+      LIMIT $${params.length}`,
+    params,
   )
   return result.rows
 }

@@ -8,6 +8,7 @@
 // source, last_seen_at) are ignored.
 import { parse } from 'csv-parse/sync'
 import { invalidField } from '../platform/errors.ts'
+import { unneutraliseCell } from '../platform/csv.ts'
 
 /** The columns read; p256dh and auth also as keys.p256dh and keys.auth, the names a flattening exporter gives. */
 const KNOWN = new Set(['endpoint', 'p256dh', 'auth', 'keys.p256dh', 'keys.auth', 'external_id', 'group_ids', 'groups', 'tags', 'created_at', 'status', 'vapid_public'])
@@ -46,7 +47,8 @@ export function csvLine(columns: string[], text: string): { value: Record<string
   const keys: Record<string, unknown> = {}
   for (let i = 0; i < row.length; i++) {
     const name = columns[i]!
-    const cell = row[i]!
+    // An export neutralised cells a spreadsheet would run as formulas (platform/csv.ts): undone, so a file round-trips.
+    const cell = unneutraliseCell(row[i]!)
     if (!KNOWN.has(name) || cell === '') continue
     if (name === 'p256dh' || name === 'keys.p256dh') keys.p256dh = cell
     else if (name === 'auth' || name === 'keys.auth') keys.auth = cell

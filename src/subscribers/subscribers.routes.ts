@@ -31,7 +31,7 @@ import { ImportResult } from './import.schemas.ts'
 import { importSubscribers, type ImportFormat } from './import.service.ts'
 import { Readable } from 'node:stream'
 import { exportSubscribers } from './export.service.ts'
-import { ExportBody, ExportQuery, SubscriberHealthCounts } from './subscribers.schemas.ts'
+import { ExportBody, ExportSubscribersQuery, SubscriberHealthCounts } from './subscribers.schemas.ts'
 import { countByHealth } from './health.store.ts'
 
 export const EXPORT_CONTENT_TYPES = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const
@@ -96,16 +96,17 @@ export function registerSubscribersRoutes(app: App, ctx: AppContext): void {
       operationId: 'exportSubscribers',
       tags,
       security,
-      summary: 'Export every subscriber of the project, streamed as NDJSON or CSV (without the keys)',
-      description: 'The keys of each subscription, and the project\'s VAPID pair, are in the operator\'s export only (GET /admin/v1/projects/{id}/subscribers/export). Endpoints are masked, as in the subscriber list, for actors who may not erase subscribers (editors, viewers).',
-      querystring: ExportQuery,
+      summary: 'Export the subscribers of the project, streamed as NDJSON or CSV (without the keys)',
+      description: 'The filters are those of GET /v1/subscribers (they combine; none: every subscriber). In CSV, a text cell that a spreadsheet would run as a formula (starting with =, +, -, @, a tab or a carriage return) starts with an apostrophe, which POST /v1/subscribers/import removes again (docs/exports.md). The keys of each subscription, and the project\'s VAPID pair, are in the operator\'s export only (GET /admin/v1/projects/{id}/subscribers/export). Endpoints are masked, as in the subscriber list, for actors who may not erase subscribers (editors, viewers).',
+      querystring: ExportSubscribersQuery,
       response: { 200: ExportBody, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
     },
   }, async (request, reply) => {
     const format = request.query.format ?? 'ndjson'
+    const filter = service.subscriberConditions(request.query)
     reply.type(EXPORT_CONTENT_TYPES[format])
     // A stream is sent as it comes (never through the serializer); the schema documents its text.
-    return reply.send(Readable.from(exportSubscribers(ctx.db, request.project.id, { format, endpoints: view(request).endpoints })) as unknown as string)
+    return reply.send(Readable.from(exportSubscribers(ctx.db, request.project.id, { format, endpoints: view(request).endpoints, filter })) as unknown as string)
   })
 
   // A static path: find-my-way prefers it to /:sid, and "counts" is never a sub_ id.

@@ -181,7 +181,8 @@ const UNIX_MS_MAX = 8_640_000_000_000_000
 export const PAGE_LIMIT_DEFAULT = 50
 export const PAGE_LIMIT_MAX = 100
 
-export const ListSubscribersQuery = Type.Object({
+/** The filters of GET /v1/subscribers, shared with its export (issue 25): they combine. */
+const SUBSCRIBER_FILTERS = {
   status: Type.Optional(SubscriberStatus),
   source: Type.Optional(SubscriberSource),
   external_id: Type.Optional(ExternalId),
@@ -202,6 +203,12 @@ export const ListSubscribersQuery = Type.Object({
   clicked_before: Type.Optional(Type.Integer({ minimum: 0, maximum: UNIX_MS_MAX, description: 'Unix ms: only subscribers with no click recorded since then (the last one earlier, or none ever).' })),
   clicked_after: Type.Optional(Type.Integer({ minimum: 0, maximum: UNIX_MS_MAX, description: 'Unix ms: only subscribers with a click recorded at or after then.' })),
   min_consecutive_failures: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Only subscribers whose last this many pushes (at least) failed in a row.' })),
+}
+export const SubscriberFilterQuery = Type.Object(SUBSCRIBER_FILTERS)
+export type SubscriberFilterQuery = Static<typeof SubscriberFilterQuery>
+
+export const ListSubscribersQuery = Type.Object({
+  ...SUBSCRIBER_FILTERS,
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT })),
   cursor: Type.Optional(Type.String({ pattern: '^sub_[0-9a-z]{26}$', description: 'next_cursor of the previous page.' })),
 })
@@ -250,11 +257,14 @@ export const CreatedId = Type.Object({ id: Type.String() })
 export const Deleted = Type.Object({ deleted: Type.Integer() })
 
 /** ?format= of the exports (issue 23). */
-export const ExportQuery = Type.Object({
-  format: Type.Optional(Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson', description: 'ndjson (default): one JSON object a line; csv: a header line, then one subscription a line.' })),
-})
+const EXPORT_FORMAT = Type.Optional(Type.Union([Type.Literal('ndjson'), Type.Literal('csv')], { default: 'ndjson', description: 'ndjson (default): one JSON object a line; csv: a header line, then one subscription a line.' }))
+export const ExportQuery = Type.Object({ format: EXPORT_FORMAT })
 export type ExportQuery = Static<typeof ExportQuery>
 
+/** GET /v1/subscribers/export: the format and the list's filters (issue 25), so a file holds what the list shows. */
+export const ExportSubscribersQuery = Type.Object({ ...SUBSCRIBER_FILTERS, format: EXPORT_FORMAT })
+export type ExportSubscribersQuery = Static<typeof ExportSubscribersQuery>
+
 export const ExportBody = Type.String({
-  description: 'The stream: every subscription of the project, oldest first, with endpoint, external_id, status, groups (names), tags, source, created_at and last_seen_at (Unix ms), in the form POST /v1/subscribers/import reads.',
+  description: 'The stream: every subscription of the project that the filters select (all without filters), oldest first, with endpoint, external_id, status, groups (names), tags, source, created_at and last_seen_at (Unix ms), in the form POST /v1/subscribers/import reads.',
 })

@@ -2,7 +2,7 @@
 import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError, invalidField } from '../platform/errors.ts'
 import { isId } from '../platform/ids.ts'
-import { PAGE_LIMIT_DEFAULT, TAGS_MAX, type ListSubscribersQuery, type Subscriber, type TagsPatchBody } from './subscribers.schemas.ts'
+import { PAGE_LIMIT_DEFAULT, TAGS_MAX, type ListSubscribersQuery, type Subscriber, type SubscriberFilterQuery, type TagsPatchBody } from './subscribers.schemas.ts'
 import * as store from './subscribers.store.ts'
 import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
@@ -57,25 +57,27 @@ export async function listSubscribers(
   view: SubscriberView,
 ): Promise<{ subscribers: Subscriber[]; next_cursor: string | null }> {
   const limit = query.limit ?? PAGE_LIMIT_DEFAULT
-  const { rows, next_cursor } = await readPage(limit, (n) =>
-    store.listSubscribers(db, projectId, {
-      status: query.status,
-      source: query.source,
-      externalId: query.external_id,
-      externalIdContains: query.external_id_contains,
-      tag: query.tag === undefined ? undefined : parseTagFilter(query.tag),
-      groupId: query.group_id,
-      health: query.health,
-      deliveredBefore: toDate(query.delivered_before),
-      deliveredAfter: toDate(query.delivered_after),
-      clickedBefore: toDate(query.clicked_before),
-      clickedAfter: toDate(query.clicked_after),
-      minConsecutiveFailures: query.min_consecutive_failures,
-      before: query.cursor,
-      limit: n,
-    }),
-  )
+  const conditions = subscriberConditions(query)
+  const { rows, next_cursor } = await readPage(limit, (n) => store.listSubscribers(db, projectId, { ...conditions, before: query.cursor, limit: n }))
   return { subscribers: rows.map((row) => toSubscriber(row, view)), next_cursor }
+}
+
+/** The filters of GET /v1/subscribers (and of its export, issue 25) as the store takes them. */
+export function subscriberConditions(query: SubscriberFilterQuery): store.SubscriberConditions {
+  return {
+    status: query.status,
+    source: query.source,
+    externalId: query.external_id,
+    externalIdContains: query.external_id_contains,
+    tag: query.tag === undefined ? undefined : parseTagFilter(query.tag),
+    groupId: query.group_id,
+    health: query.health,
+    deliveredBefore: toDate(query.delivered_before),
+    deliveredAfter: toDate(query.delivered_after),
+    clickedBefore: toDate(query.clicked_before),
+    clickedAfter: toDate(query.clicked_after),
+    minConsecutiveFailures: query.min_consecutive_failures,
+  }
 }
 
 export async function getSubscriber(db: Database, projectId: string, id: string, view: SubscriberView): Promise<Subscriber> {

@@ -123,6 +123,28 @@ export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Pro
   return { id: result.rows[0].id, tagCount: result.rows[0].tag_count }
 }
 
+/**
+ * A member's test device (issue 25, test-devices/): a subscription of the
+ * project with the status 'test', which no audience, count, list or export
+ * has. Inserted, or, when this endpoint already is one, its keys refreshed.
+ * Null when the endpoint is a real subscriber of the project (left untouched).
+ */
+export async function upsertTestSubscription(
+  q: Queryable,
+  row: { id: string; projectId: string; endpoint: string; p256dh: string; auth: string },
+): Promise<string | null> {
+  const result = await q.query<{ id: string }>(
+    `INSERT INTO subscribers (id, project_id, endpoint, p256dh, auth, status, vapid_key_id)
+     VALUES ($1, $2, $3, $4, $5, 'test', (SELECT p.vapid_key_id FROM projects p WHERE p.id = $2))
+     ON CONFLICT (project_id, endpoint) DO UPDATE SET p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, last_seen_at = now(),
+       vapid_key_id = EXCLUDED.vapid_key_id
+       WHERE subscribers.status = 'test'
+     RETURNING id`,
+    [row.id, row.projectId, row.endpoint, row.p256dh, row.auth],
+  )
+  return result.rows[0]?.id ?? null
+}
+
 /** Sets the time zone (null: none) of the project's subscribers `owner` names; their ids. */
 export async function setTimezone(q: Queryable, projectId: string, owner: TagsOwner, timezone: string | null): Promise<string[]> {
   const result = await q.query<{ id: string }>(
@@ -173,7 +195,7 @@ export async function markUnsubscribed(q: Queryable, projectId: string, endpoint
 
 export async function findSubscriber(q: Queryable, projectId: string, id: string): Promise<SubscriberWithGroups | null> {
   const result = await q.query<SubscriberWithGroups>(
-    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM ${FROM} WHERE s.id = $1 AND s.project_id = $2`,
+    `SELECT ${COLUMNS}, ${GROUP_IDS} FROM ${FROM} WHERE s.id = $1 AND s.project_id = $2 AND s.status <> 'test'`,
     [id, projectId],
   )
   return result.rows[0] ?? null
@@ -200,10 +222,17 @@ export interface SubscriberFilter {
   limit: number
 }
 
-/** One page, newest first (ids are time-ordered). */
-export async function listSubscribers(q: Queryable, projectId: string, filter: SubscriberFilter): Promise<SubscriberWithGroups[]> {
-  const params: unknown[] = [projectId]
-  const where = ['s.project_id = $1']
+/** The filters a list and an export share: every field of SubscriberFilter but the page (before, limit). */
+export type SubscriberConditions = Omit<SubscriberFilter, 'before' | 'limit'>
+
+/**
+ * The WHERE conditions of the filter on subscribers s LEFT JOIN subscriber_health h,
+ * each value pushed onto params ($1 is the project's id, already there). Used by
+ * the list and the export (issue 25), so both select the same subscribers.
+ */
+export function filterConditions(filter: SubscriberConditions, params: unknown[]): string[] {
+  // Members' test devices (status 'test', issue 25) are nobody's subscribers: never listed nor exported.
+  const where = ['s.project_id = $1', "s.status <> 'test'"]
   if (filter.status) {
     params.push(filter.status)
     where.push(`s.status = $${params.length}`)
@@ -252,6 +281,13 @@ export async function listSubscribers(q: Queryable, projectId: string, filter: S
     params.push(dormantCutoff())
     where.push(healthCondition(filter.health, `$${params.length}::timestamptz`))
   }
+  return where
+}
+
+/** One page, newest first (ids are time-ordered). */
+export async function listSubscribers(q: Queryable, projectId: string, filter: SubscriberFilter): Promise<SubscriberWithGroups[]> {
+  const params: unknown[] = [projectId]
+  const where = filterConditions(filter, params)
   if (filter.before) {
     params.push(filter.before)
     where.push(`s.id < $${params.length}`)

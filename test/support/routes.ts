@@ -78,6 +78,7 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
     foreign: notFound('group_not_found'),
   },
   { method: 'GET', path: '/v1/broadcasts', url: () => '/v1/broadcasts', foreign: { status: 200 } },
+  { method: 'GET', path: '/v1/broadcasts/export', url: () => '/v1/broadcasts/export', foreign: { status: 200 } },
   // Filters naming A's ids reach nothing of A's: the sweep checks the body holds none of A's values.
   { method: 'GET', path: '/v1/audit-log', url: (ids) => `/v1/audit-log?target_id=${ids.group}`, foreign: { status: 200, body: { entries: [], next_cursor: null } } },
   { method: 'GET', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
@@ -185,6 +186,11 @@ export const MEMBER_ROUTES: BearerRouteCase[] = [
     url: (ids) => `/v1/vapid-keys/${ids.spareVapidKey ?? `vk_${ids.project.slice(4)}`}`,
     foreign: notFound('vapid_key_not_found'),
   },
+  // Test devices (issue 25): test_devices:use, sessions of owners, admins and editors; no key scope holds it.
+  { method: 'GET', path: '/v1/test-devices', url: () => '/v1/test-devices', foreign: { status: 200 } },
+  { method: 'POST', path: '/v1/test-devices', url: () => '/v1/test-devices', body: () => subscription({ label: 'Sweep browser' }), foreign: { status: 201 } },
+  { method: 'POST', path: '/v1/test-devices/send', url: () => '/v1/test-devices/send', body: () => ({}), foreign: { status: 201 } },
+  { method: 'DELETE', path: '/v1/test-devices/:id', url: (ids) => `/v1/test-devices/${ids.subscriber}`, foreign: { status: 200, body: { deleted: 0 } } },
 ]
 
 /** Signing in and out, and the invite page: no API key, no project (the cookie, or nothing). */

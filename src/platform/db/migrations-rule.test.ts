@@ -16,6 +16,9 @@ const ALLOWED: Record<string, string> = {
   '0031_shown.sql':
     "widens events' type check to allow 'shown' (issue 25): the old check is dropped and a looser one added (NOT VALID, so no scan), " +
     'which accepts every type an older release writes (delivered, failed, clicked, dismissed) and every row already there.',
+  '0034_member_test_devices.sql':
+    "replaces the CHECK on subscribers.status with a wider one (adds 'test', for members' test devices, issue 25). Every value an older " +
+    'release writes (active, unsubscribed, expired) passes both, and the two statements run in the migration\'s one transaction.',
 }
 
 /** The SQL a rule reads: no comments, no string contents, no function bodies ($$…$$), upper case, one line. */

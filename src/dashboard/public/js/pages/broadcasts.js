@@ -6,13 +6,14 @@ import { append, formatNumber, formatRate, h, replace, shortTime } from '../dom.
 import { errorBox, okBox, pageHeading, show, statusBadge, table } from '../ui.js'
 import { renderDetail } from './broadcast-detail.js'
 import { targetText } from './target-text.js'
+import { exportCard } from './broadcasts-export.js'
 
 export async function render(view, session, { id, detail, flash }) {
   if (detail) return renderDetail(view, session, id, flash)
-  return renderList(view, flash)
+  return renderList(view, session, flash)
 }
 
-async function renderList(view, flash) {
+async function renderList(view, session, flash) {
   const [first, { groups }] = await Promise.all([get('/v1/broadcasts?limit=100'), get('/v1/groups')])
   const groupNames = new Map(groups.map((g) => [g.id, g.name]))
   const all = [...first.broadcasts]
@@ -63,5 +64,6 @@ async function renderList(view, flash) {
     slot,
     h('section', { 'aria-labelledby': 'chart-heading' }, h('h2', { id: 'chart-heading' }, 'Delivered per day'), chartSlot),
     h('section', { 'aria-labelledby': 'history-heading' }, h('h2', { id: 'history-heading' }, 'History'), tableSlot),
+    exportCard(session),
   )
 }

@@ -10,6 +10,7 @@ import { append, field, h, replace } from '../dom.js'
 import { confirmButton, errorBox, okBox, onSubmit, pageHeading, show } from '../ui.js'
 import { confirmation } from './compose-confirm.js'
 import { clearDraft, loadDraft, saveDraft } from './compose-draft.js'
+import { sendTestButton } from './test-devices.js'
 import { actionInputs } from './compose-actions.js'
 import { checkedField, mediaInput, showServerErrors } from './compose-fields.js'
 import { segmentInput } from './compose-segment.js'
@@ -226,6 +227,15 @@ export async function render(view, session, { flash } = {}) {
     if (['skip', 'defer'].includes(d.on_capped)) onCapped.value = d.on_capped
   }
 
+  /** What "Send a test to me" sends: the draft's title, body and link (a URL icon too), or, without a title and body, Herald's test message. */
+  function testDraft() {
+    const t = title.control.value.trim()
+    const b = body.control.value.trim()
+    if (!t || !b) return null
+    const iconUrl = icon.state().url
+    return { title: t, body: b, ...(url.control.value.trim() ? { url: url.control.value.trim() } : {}), ...(/^https:/.test(iconUrl ?? '') ? { icon: iconUrl } : {}) }
+  }
+
   function closeConfirmation() {
     replace(confirmSlot)
     submit.hidden = false
@@ -247,7 +257,7 @@ export async function render(view, session, { flash } = {}) {
       ttl.node, field('Urgency', urgency), topic.node, throttle.node, schedule.node, timing.nodes,
       field('Kind of message', sendClass, capsHint), onCappedField),
     slot,
-    h('div', { class: 'form-actions' }, submit, ' ', discard),
+    h('div', { class: 'form-actions' }, submit, ' ', discard, ' ', sendTestButton(session, testDraft, slot)),
     draftNote,
     confirmSlot,
   )

@@ -3,6 +3,8 @@
 import { get } from '../api.js'
 import { append, formatNumber, formatRate, h, shortTime } from '../dom.js'
 import { okBox, pageHeading, statusBadge, table } from '../ui.js'
+import { setupChecklist } from './setup-checklist.js'
+import { testDevicesCard } from './test-devices.js'
 
 export async function render(view, session, { flash }) {
   const [me, counts, health, recent] = await Promise.all([
@@ -11,6 +13,7 @@ export async function render(view, session, { flash }) {
     get('/v1/subscribers/health'),
     get('/v1/broadcasts?limit=5'),
   ])
+  const [checklist, testDevices] = await Promise.all([setupChecklist(session), testDevicesCard(session)])
   const used = me.usage.pushes_this_month
   const cap = me.limits.monthly_pushes
   const share = cap > 0 ? Math.min(100, (100 * used) / cap) : 100
@@ -21,6 +24,8 @@ export async function render(view, session, { flash }) {
   append(view, 
     pageHeading('Overview', h('a', { class: 'button', href: '#/compose' }, 'New broadcast')),
     flash ? okBox(flash) : null,
+    checklist,
+    testDevices,
     h('section', { 'aria-labelledby': 'subs-title' },
       h('h2', { id: 'subs-title' }, 'Subscribers'),
       h('div', { class: 'stats' },

@@ -123,7 +123,7 @@ function timeSection(session) {
     zones, slot, form)
 }
 
-function snippetSection(me) {
+export function snippetSection(me) {
   // HERALD_PUBLIC_URL, written into the page by Herald (sites must reach Herald by
   // that name); this page's own origin if the page was opened without it.
   const base = document.querySelector('meta[name="herald-public-url"]')?.content || location.origin

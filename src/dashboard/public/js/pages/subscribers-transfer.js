@@ -1,10 +1,11 @@
 // The subscribers page's Export and Import (issue 23). Export downloads
-// GET /v1/subscribers/export as CSV or NDJSON: Herald masks the endpoints for
+// GET /v1/subscribers/export as CSV or NDJSON, with the list's filter: Herald masks the endpoints for
 // roles that see them masked (editors, viewers), so the file holds what the
 // list shows. Import uploads a file to POST /v1/subscribers/import (owners,
 // admins and full keys; Herald refuses anyone else) and shows its answer:
 // imported, updated, skipped, and the lines it skipped with the reason.
-import { download, upload } from '../api.js'
+import { query, upload } from '../api.js'
+import { saveFile } from '../save-file.js'
 import { field, formatNumber, h, replace } from '../dom.js'
 import { errorBox, show, table } from '../ui.js'
 
@@ -20,19 +21,16 @@ function exportCard(session) {
   async function save(format) {
     show(slot, null)
     try {
-      const blob = await download(`/v1/subscribers/export?format=${format}`)
-      const link = h('a', { href: URL.createObjectURL(blob), download: `subscribers-${session.me?.id ?? 'project'}.${format === 'csv' ? 'csv' : 'ndjson'}` })
-      document.body.append(link)
-      link.click()
-      link.remove()
-      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+      // The filter the list above shows (issue 25): the file holds the same subscribers.
+      await saveFile(`/v1/subscribers/export${query({ ...(session.subscriberFilter ?? {}), format })}`,
+        `subscribers-${session.me?.id ?? 'project'}.${format === 'csv' ? 'csv' : 'ndjson'}`)
     } catch (error) {
       show(slot, errorBox(error))
     }
   }
   return h('section', { class: 'card', 'aria-labelledby': 'export-title' },
     h('h2', { id: 'export-title' }, 'Export'),
-    h('p', { class: 'hint' }, 'Every subscriber with status, external id, groups, tags, how it arrived and timestamps; never the keys of a subscription (the operator\'s export has them). Endpoints are shown in part unless you may erase subscribers. For millions of subscribers use the CLI or the API, which stream.'),
+    h('p', { class: 'hint' }, 'The subscribers the filter above shows (every one without a filter) with status, external id, groups, tags, how it arrived and timestamps; never the keys of a subscription (the operator\'s export has them). Endpoints are shown in part unless you may erase subscribers. For millions of subscribers use the CLI or the API, which stream.'),
     h('div', { class: 'row-form' },
       h('button', { type: 'button', class: 'secondary', onclick: () => save('csv') }, 'Export CSV'),
       ' ',

@@ -46,6 +46,7 @@ export function targetText(target, groupNames = new Map()) {
   if (target.type === 'user') return `user ${target.external_id}`
   if (target.type === 'group') return `group ${groupNames.get(target.group_id) ?? target.group_id}`
   if (target.type === 'segment') return `segment: ${filterText(target.filter, groupNames)}`
+  if (target.type === 'test_devices') return "test: a member's own test devices"
   return 'all'
 }
 
