@@ -3,8 +3,10 @@
 // holds one page in memory and no long transaction.
 import type { Queryable } from '../platform/db/database.ts'
 import type { BroadcastStatus } from './broadcasts.store.ts'
+import type { NotificationAction } from './broadcasts.schemas.ts'
+import { FUNNEL_COLUMNS, type FunnelColumns } from './funnel.ts'
 
-export interface ExportBroadcastRow {
+export interface ExportBroadcastRow extends FunnelColumns {
   id: string
   status: BroadcastStatus
   source: 'api' | 'dashboard'
@@ -20,8 +22,10 @@ export interface ExportBroadcastRow {
   failed_capped: number
   clicked: number
   dismissed: number
-  /** Notifications displayed (the `shown` beacon); only once the broadcasts table has the column. */
-  shown?: number | null
+  actions: NotificationAction[]
+  personalization: unknown
+  apple_delivered: number
+  clicked_by_action: Record<string, number>
   scheduled_at: Date | null
   started_at: Date | null
   finished_at: Date | null
@@ -35,21 +39,8 @@ export interface BroadcastExportFilter {
   to?: Date
 }
 
-/**
- * Whether broadcasts has a `shown` column: it comes with the shown beacon
- * (another part of issue 25, its own migration); the export carries the column
- * empty until then instead of failing on a database without it.
- */
-export async function hasShownColumn(q: Queryable): Promise<boolean> {
-  const result = await q.query<{ present: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM information_schema.columns
-                     WHERE table_schema = current_schema() AND table_name = 'broadcasts' AND column_name = 'shown') AS present`,
-  )
-  return result.rows[0]?.present === true
-}
-
 export async function exportBroadcastsPage(
-  q: Queryable, projectId: string, filter: BroadcastExportFilter, beforeId: string | null, limit: number, withShown: boolean,
+  q: Queryable, projectId: string, filter: BroadcastExportFilter, beforeId: string | null, limit: number,
 ): Promise<ExportBroadcastRow[]> {
   const params: unknown[] = [projectId]
   const where = ['project_id = $1']
@@ -65,8 +56,9 @@ export async function exportBroadcastsPage(
   params.push(limit)
   const result = await q.query<ExportBroadcastRow>(
     `SELECT id, status, source, target, title, body, url, audience, delivered, failed, retrying, failed_skipped, failed_capped,
-            clicked, dismissed${withShown ? ', shown' : ''}, scheduled_at, started_at, finished_at, created_at
-       FROM broadcasts
+            clicked, dismissed, actions, personalization, apple_delivered, clicked_by_action, ${FUNNEL_COLUMNS},
+            scheduled_at, started_at, finished_at, created_at
+       FROM broadcasts b
       WHERE ${where.join(' AND ')}
       ORDER BY id DESC
       LIMIT $${params.length}`,

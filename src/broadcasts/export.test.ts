@@ -16,15 +16,15 @@ const ids: Record<string, string> = {}
 const DAY = 86_400_000
 const T0 = Date.UTC(2026, 9, 1)
 
-interface Row { status?: string; source?: string; title?: string; created: number; audience?: number; delivered?: number; failed?: number; skipped?: number; clicked?: number; dismissed?: number }
+interface Row { status?: string; source?: string; title?: string; created: number; audience?: number; delivered?: number; failed?: number; skipped?: number; clicked?: number; dismissed?: number; shown?: number }
 
 async function insert(projectId: string, row: Row): Promise<string> {
   const id = newId('bdc')
   await t.ctx.db.query(
-    `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, url, ttl, urgency, audience, delivered, failed, failed_skipped, failed_gone, clicked, dismissed, created_at, started_at, finished_at)
-     VALUES ($1, $2, $3, $4, '{"type":"all"}', $5, 'Body, with "quotes"', '/sale', 86400, 'normal', $6, $7, $8, $9, $8::int - $9::int, $10, $11, $12, $12, $12)`,
+    `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, url, ttl, urgency, audience, delivered, failed, failed_skipped, failed_gone, clicked, dismissed, created_at, started_at, finished_at, shown)
+     VALUES ($1, $2, $3, $4, '{"type":"all"}', $5, 'Body, with "quotes"', '/sale', 86400, 'normal', $6, $7, $8, $9, $8::int - $9::int, $10, $11, $12, $12, $12, $13)`,
     [id, projectId, row.status ?? 'sent', row.source ?? 'api', row.title ?? 'Hello', row.audience ?? 0, row.delivered ?? 0, row.failed ?? 0, row.skipped ?? 0,
-      row.clicked ?? 0, row.dismissed ?? 0, new Date(row.created)],
+      row.clicked ?? 0, row.dismissed ?? 0, new Date(row.created), row.shown ?? 0],
   )
   return id
 }
@@ -33,7 +33,7 @@ beforeAll(async () => {
   t = await createTestApp()
   project = await t.project()
   // ids are time-ordered by creation, so insert oldest first: id order is created_at order.
-  ids.old = await insert(project.id, { created: T0, audience: 10, delivered: 8, failed: 2, clicked: 2, dismissed: 1 })
+  ids.old = await insert(project.id, { created: T0, audience: 10, delivered: 8, failed: 2, clicked: 2, dismissed: 1, shown: 5 })
   ids.dash = await insert(project.id, { created: T0 + DAY, source: 'dashboard', audience: 5, delivered: 4, failed: 1, skipped: 1, clicked: 1 })
   ids.evil = await insert(project.id, { created: T0 + 2 * DAY, title: '=HYPERLINK("http://evil.example","Click")' })
   ids.canceled = await insert(project.id, { created: T0 + 3 * DAY, status: 'canceled' })
@@ -60,6 +60,8 @@ describe('broadcast export', () => {
     expect(all[3]).toMatchObject({
       created_at: new Date(T0).toISOString(), scheduled_at: '', status: 'sent', source: 'api', title: 'Hello', body: 'Body, with "quotes"', url: '/sale',
       target: '{"type":"all"}', audience: '10', sent: '10', delivered: '8', failed: '2', clicked: '2', dismissed: '1', click_rate: '0.25',
+      // The funnel of GET /v1/broadcasts/:id: a path URL without a project domain carries no declarative form.
+      cannot_report_shown: '0', shown: '5', shown_rate: '0.625', click_through_shown: '0.4',
     })
     // A personalization skip failed without being sent: 4 delivered + 1 failed, of which 1 never left Herald.
     expect(all[2]).toMatchObject({ source: 'dashboard', audience: '5', sent: '4', delivered: '4', failed: '1', click_rate: '0.25' })
