@@ -19,6 +19,6 @@ export type ExportBroadcastsQuery = Static<typeof ExportBroadcastsQuery>
 export const ExportBroadcastsBody = Type.String({
   description:
     'The stream, newest first: id, created_at, scheduled_at, started_at, finished_at (ISO 8601, UTC; empty when not yet), status, source, ' +
-    'title, body, url, target (JSON), then the funnel: audience, sent, delivered, shown, failed, clicked, dismissed, and click_rate ' +
-    '(clicked over delivered, 0 to 1; empty when nothing was delivered). docs/exports.md explains each column.',
+    'title, body, url, target (JSON), then the funnel: audience, sent, delivered, cannot_report_shown, shown, failed, clicked, dismissed, click_rate ' +
+    '(clicked over delivered, 0 to 1; empty when nothing was delivered), shown_rate and click_through_shown (the funnel\'s rates). docs/exports.md explains each column.',
 })
