@@ -5,6 +5,8 @@ import { newId } from '../platform/ids.ts'
 import { addEngagement, lockForCounts, type EngagementDelta } from '../broadcasts/broadcast-state.ts'
 import { recordEvents, type BeaconEventType, type EventType } from './events.store.ts'
 import { recordClicks } from '../subscribers/health.store.ts'
+import { addStats } from '../stats/stats.store.ts'
+import { beaconStats } from '../stats/stats-deltas.ts'
 
 export interface Beacon {
   project_id: string
@@ -39,6 +41,8 @@ export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<bo
     // transaction that touches broadcasts (src/delivery/fanout.ts), so a
     // batch's hot rows stay locked from here to the commit only, and beacon
     // and fan-out transactions never wait for each other in a circle.
+    // The projects' numbers over time (issue 25), per beacon type: one upsert, before the broadcast rows.
+    await addStats(tx, beaconStats(inserted))
     const actionOf = new Map(events.map((e) => [e.id, e.action]))
     const deltas = countByBroadcast(inserted.map((e) => ({ ...e, action: actionOf.get(e.id) ?? null })))
     await lockForCounts(tx, deltas.map((d) => d.broadcast_id))
