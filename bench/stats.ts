@@ -60,11 +60,11 @@ async function scratch(serverUrl: string | undefined, storage: Storage): Promise
 /** A year of one project's hours: a daily rhythm, a send most hours, events adding up to about 10 million. */
 async function seedRollup(db: Database, projectId: string, start: Date): Promise<{ events: number; active: number }> {
   await db.query(
-    `INSERT INTO stats_hourly (project_id, hour, sent, delivered, failed, failed_by_reason, shown, clicked, dismissed,
+    `INSERT INTO stats_hourly (project_id, hour, sent, delivered, failed, failed_gone, failed_unreachable, shown, clicked, dismissed,
                                gained_subscribe, gained_import, gained_migrated, lost_unsubscribed, lost_expired, lost_erased)
-     SELECT $1, h, s, d, s - d, jsonb_build_object('gone', (s - d) / 2, 'unreachable', (s - d) - (s - d) / 2),
+     SELECT $1, h, s, d, s - d, (s - d) / 2, (s - d) - (s - d) / 2,
             d * 9 / 10, d / 15, d / 30, 6 + w, w / 3, 0, 3, 2, 0
-       FROM (SELECT h, 400 + (300 * (1 + sin(extract(hour FROM h) / 24.0 * 2 * pi())))::int AS s,
+       FROM (SELECT h, 200 + (180 * (1 + sin(extract(hour FROM h) / 24.0 * 2 * pi())))::int AS s,
                     (extract(hour FROM h))::int % 4 AS w
                FROM generate_series($2::timestamptz, $2::timestamptz + ($3 - 1) * interval '1 hour', interval '1 hour') AS h) x,
             LATERAL (SELECT s * 95 / 100 AS d) y`,

@@ -17,9 +17,15 @@ CREATE TABLE stats_hourly (
   sent                integer NOT NULL DEFAULT 0,
   delivered           integer NOT NULL DEFAULT 0,
   failed              integer NOT NULL DEFAULT 0,
-  -- failed by reason, e.g. {"gone": 3, "vapid_key_mismatch": 1}: a map, so a
-  -- reason a later release adds needs no migration.
-  failed_by_reason    jsonb NOT NULL DEFAULT '{}',
+  -- failed by reason (broadcasts.schemas.ts FAIL_REASONS): columns, summed by
+  -- the read as plainly as the others. A reason a later release adds gets a
+  -- column in its migration; until then it counts in failed alone.
+  failed_gone         integer NOT NULL DEFAULT 0,
+  failed_rejected     integer NOT NULL DEFAULT 0,
+  failed_unreachable  integer NOT NULL DEFAULT 0,
+  failed_vapid_key_mismatch integer NOT NULL DEFAULT 0,
+  failed_capped       integer NOT NULL DEFAULT 0,
+  failed_skipped      integer NOT NULL DEFAULT 0,
   -- Beacons, counted by type (shown comes with the service worker's shown beacon).
   shown               integer NOT NULL DEFAULT 0,
   clicked             integer NOT NULL DEFAULT 0,
@@ -40,18 +46,6 @@ CREATE TABLE stats_hourly (
 -- the creation for the others. Nothing before it is counted (no backfill:
 -- docs/stats.md), and GET /v1/stats gives no active count before it.
 ALTER TABLE projects ADD COLUMN stats_since timestamptz NOT NULL DEFAULT now();
-
--- Two maps of counts added key by key: the upsert's merge and the read's sum.
-CREATE FUNCTION stats_add_counts(a jsonb, b jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-  SELECT coalesce(jsonb_object_agg(k, n), '{}'::jsonb)
-    FROM (SELECT k, sum(v::bigint) AS n
-            FROM (SELECT * FROM jsonb_each_text(coalesce(a, '{}'::jsonb))
-                  UNION ALL
-                  SELECT * FROM jsonb_each_text(coalesce(b, '{}'::jsonb))) e(k, v)
-           GROUP BY k) s
-$$;
-
-CREATE AGGREGATE stats_sum_counts(jsonb) (SFUNC = stats_add_counts, STYPE = jsonb, INITCOND = '{}');
 
 -- herald restore inserts subscribers as they were, with the stats rows of the
 -- backup: it turns the triggers below off for its transactions

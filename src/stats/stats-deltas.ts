@@ -1,27 +1,24 @@
 // What a fan-out batch and a batch of beacons add to the hourly rollup
 // (stats.store.ts addStats): a pass over what the batch recorded, no query.
-import type { StatsCounter, StatsDelta } from './stats.store.ts'
+import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
+import { failedColumn, type StatsCounter, type StatsDelta } from './stats.store.ts'
 
 /** Failures of pushes never handed to a push service: not sent. */
 const NEVER_SENT: ReadonlySet<string> = new Set(['capped', 'skipped'])
 
 /** A fan-out batch's outcomes: delivered, failed by reason, and sent (both, less those never sent). */
-export function batchStats(projectId: string, outcomes: { delivered: unknown[]; failed: Array<{ reason: string }> }): StatsDelta {
-  const failedByReason: Record<string, number> = {}
+export function batchStats(projectId: string, outcomes: { delivered: unknown[]; failed: Array<{ reason: FailReason }> }): StatsDelta {
+  const counts: StatsDelta['counts'] = {}
   let neverSent = 0
   for (const f of outcomes.failed) {
-    failedByReason[f.reason] = (failedByReason[f.reason] ?? 0) + 1
+    const column = failedColumn(f.reason)
+    counts[column] = (counts[column] ?? 0) + 1
     if (NEVER_SENT.has(f.reason)) neverSent++
   }
-  return {
-    project_id: projectId,
-    counts: {
-      sent: outcomes.delivered.length + outcomes.failed.length - neverSent,
-      delivered: outcomes.delivered.length,
-      failed: outcomes.failed.length,
-    },
-    failed_by_reason: failedByReason,
-  }
+  counts.sent = outcomes.delivered.length + outcomes.failed.length - neverSent
+  counts.delivered = outcomes.delivered.length
+  counts.failed = outcomes.failed.length
+  return { project_id: projectId, counts }
 }
 
 const BEACON_COUNTERS: ReadonlySet<string> = new Set<StatsCounter>(['shown', 'clicked', 'dismissed'])

@@ -7,7 +7,7 @@ import { AppError } from '../platform/errors.ts'
 import { FAIL_REASONS } from '../broadcasts/broadcasts.schemas.ts'
 import { addDays, canonicalZone, instantOf, localAt } from '../broadcasts/local-time.ts'
 import { findTimingSettings } from '../projects/timing-settings.store.ts'
-import { readStats, type StatsBucketRow } from './stats.store.ts'
+import { failedColumn, readStats, type StatsBucketRow } from './stats.store.ts'
 import { MAX_STATS_BUCKETS, type StatsBucket, type StatsInterval, type StatsQuery, type StatsResponse } from './stats.schemas.ts'
 
 const HOUR = 3_600_000
@@ -42,8 +42,7 @@ export function statsBuckets(zone: string, interval: StatsInterval, from: number
 }
 
 function numbers(row: StatsBucketRow) {
-  const failedByReason: Record<string, number> = Object.fromEntries(FAIL_REASONS.map((r) => [r, 0]))
-  for (const [reason, n] of Object.entries(row.failed_by_reason)) failedByReason[reason] = Number(n)
+  const failedByReason: Record<string, number> = Object.fromEntries(FAIL_REASONS.map((r) => [r, row[failedColumn(r)]]))
   const gained = { subscribe: row.gained_subscribe, import: row.gained_import, migrated: row.gained_migrated }
   const lost = { unsubscribed: row.lost_unsubscribed, expired: row.lost_expired, erased: row.lost_erased }
   return {
@@ -91,7 +90,7 @@ export async function getStats(db: Database, projectId: string, query: StatsQuer
   if (!settings) throw new AppError('project_not_found')
   const zone = canonicalZone(settings.default_timezone) ?? 'UTC'
   const { starts, ends } = statsBuckets(zone, interval, from, to)
-  const read = await readStats(db, projectId, starts.map((s) => new Date(s)), ends.map((e) => new Date(e)))
+  const read = await readStats(db, projectId, interval, zone, starts.map((s) => new Date(s)), ends.map((e) => new Date(e)))
   if (!read) throw new AppError('project_not_found')
   const since = read.stats_since.getTime()
   const bucketNumbers = read.buckets.map(numbers)

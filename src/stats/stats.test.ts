@@ -10,6 +10,7 @@ import { insertSubscriber } from '../broadcasts/broadcasts.fixtures.ts'
 import { newId } from '../platform/ids.ts'
 import { beaconStats } from './stats-deltas.ts'
 import { statsBuckets } from './stats.service.ts'
+import { readStats } from './stats.store.ts'
 import type { StatsResponse } from './stats.schemas.ts'
 
 const HOUR = 3_600_000
@@ -135,6 +136,22 @@ describe('buckets follow the project time zone', () => {
     expect(spring.starts.map((s, i) => (spring.ends[i] - s) / HOUR)).toEqual([24, 23, 24])
     const kolkata = statsBuckets('Asia/Kolkata', 'hour', Date.UTC(2026, 0, 1, 10, 45), Date.UTC(2026, 0, 1, 12))
     expect(kolkata.starts.map((s) => new Date(s).toISOString())).toEqual(['2026-01-01T10:30:00.000Z', '2026-01-01T11:30:00.000Z'])
+  })
+})
+
+describe('a zone PostgreSQL does not know', () => {
+  it('days are summed by a search over the bucket starts instead, to the same numbers', async () => {
+    const p = await t.project()
+    await t.database.db.query(
+      `INSERT INTO stats_hourly (project_id, hour, sent, failed_gone) VALUES ($1, '2026-03-01T23:00:00Z', 5, 1), ($1, '2026-03-02T00:00:00Z', 7, 0)`,
+      [p.id],
+    )
+    const { starts, ends } = statsBuckets('UTC', 'day', Date.UTC(2026, 2, 1), Date.UTC(2026, 2, 3))
+    const dates = (xs: number[]) => xs.map((x) => new Date(x))
+    const known = await readStats(t.database.db, p.id, 'day', 'UTC', dates(starts), dates(ends))
+    const unknown = await readStats(t.database.db, p.id, 'day', 'Nowhere/Atlantis', dates(starts), dates(ends))
+    expect(known!.buckets.map((b) => [b.sent, b.failed_gone])).toEqual([[5, 1], [7, 0]])
+    expect(unknown!.buckets).toEqual(known!.buckets)
   })
 })
 
