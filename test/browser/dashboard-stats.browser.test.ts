@@ -83,8 +83,8 @@ describe.skipIf(!browserAvailable)('the overview charts in Chromium', () => {
     expect(await pointsOf('#pushes-chart polyline.series-sent')).toEqual([30])
     expect(await pointsOf('#pushes-chart polyline.series-clicked')).toEqual([30])
     expect(await pointsOf('#audience-chart polyline.series-active')).toEqual([30])
-    expect(await page.locator('#audience-chart rect.bar-gained').count()).toBe(1)
-    expect(await page.locator('#audience-chart rect.bar-lost').count()).toBe(2)
+    expect(await page.locator('#audience-chart rect.sbar-gained').count()).toBe(1)
+    expect(await page.locator('#audience-chart rect.sbar-lost').count()).toBe(2)
     // The sent line rises to its highest point on the seeded day: a smaller y than today's.
     const ys = await page.locator('#pushes-chart polyline.series-sent').evaluate((l) => (l.getAttribute('points') ?? '').trim().split(/\s+/).map((p) => Number(p.split(',')[1])))
     expect(Math.min(...ys)).toBeLessThan(ys[29])

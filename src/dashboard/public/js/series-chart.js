@@ -67,8 +67,8 @@ export function seriesChart({ id, title, buckets, timeZone, lines = [], bars = n
       const w = slot * 0.6
       const x = xAt(i) - w / 2
       return svg('g', {},
-        b[bars.up.key] > 0 ? svg('rect', { x, width: w, y: yLeft(b[bars.up.key]), height: yLeft(0) - yLeft(b[bars.up.key]), class: `bar bar-${bars.up.kind}` }) : null,
-        b[bars.down.key] > 0 ? svg('rect', { x, width: w, y: yLeft(0), height: yLeft(-b[bars.down.key]) - yLeft(0), class: `bar bar-${bars.down.kind}` }) : null,
+        b[bars.up.key] > 0 ? svg('rect', { x, width: w, y: yLeft(b[bars.up.key]), height: yLeft(0) - yLeft(b[bars.up.key]), class: `sbar sbar-${bars.up.kind}` }) : null,
+        b[bars.down.key] > 0 ? svg('rect', { x, width: w, y: yLeft(0), height: yLeft(-b[bars.down.key]) - yLeft(0), class: `sbar sbar-${bars.down.kind}` }) : null,
       )
     }) : null,
     lines.map((l) => polyline(buckets.map((b) => b[l.key]), yLeft, l.kind)),
