@@ -10,9 +10,12 @@ export const MAX_STATS_BUCKETS = 1000
 export const STATS_INTERVALS = ['hour', 'day'] as const
 export type StatsInterval = (typeof STATS_INTERVALS)[number]
 
+/** A time of the query: up to the end of year 9999, so a bucket's end is a date too. */
+const queryMs = (description: string) => Type.Integer({ minimum: 0, maximum: 253_402_300_799_999, description })
+
 export const StatsQuery = Type.Object({
-  from: Type.Optional(unixMs('Start (Unix ms), rounded down to the start of its hour or day in the project\'s time zone. Default: the last 24 hours (interval hour) or 30 days (interval day) up to to, the one in progress included.')),
-  to: Type.Optional(unixMs('End (Unix ms), excluded: the last bucket is the one holding the millisecond before it. Default: now.')),
+  from: Type.Optional(queryMs('Start (Unix ms), rounded down to the start of its hour or day in the project\'s time zone. Default: the last 24 hours (interval hour) or 30 days (interval day) up to to, the one in progress included.')),
+  to: Type.Optional(queryMs('End (Unix ms), excluded: the last bucket is the one holding the millisecond before it. Default: now.')),
   interval: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { description: 'hour or day (of the project\'s default_timezone). Default day.' })),
 })
 export type StatsQuery = Static<typeof StatsQuery>

@@ -163,6 +163,7 @@ describe('GET /v1/stats refuses bad ranges clearly', () => {
     ['four thousand years of days', `interval=day&from=0&to=${Date.UTC(2026, 0, 1)}`, 'invalid_stats_range'],
     ['an unknown interval', 'interval=week', 'invalid_request'],
     ['a date that is no number', 'from=yesterday', 'invalid_request'],
+    ['a date past the year 9999', 'to=8640000000000000', 'invalid_request'],
   ])('%s', async (_name, query, code) => {
     const p = await t.project()
     const res = await t.app.inject({ method: 'GET', url: `/v1/stats?${query}`, headers: p.auth })
