@@ -1,7 +1,7 @@
 // What a fan-out batch and a batch of beacons add to the hourly rollup
 // (stats.store.ts addStats): a pass over what the batch recorded, no query.
 import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
-import { failedColumn, type StatsCounter, type StatsDelta } from './stats.store.ts'
+import { failedColumn, isCountedReason, type StatsCounter, type StatsDelta } from './stats.store.ts'
 
 /** Failures of pushes never handed to a push service: not sent. */
 const NEVER_SENT: ReadonlySet<string> = new Set(['capped', 'skipped'])
@@ -11,8 +11,10 @@ export function batchStats(projectId: string, outcomes: { delivered: unknown[]; 
   const counts: StatsDelta['counts'] = {}
   let neverSent = 0
   for (const f of outcomes.failed) {
-    const column = failedColumn(f.reason)
-    counts[column] = (counts[column] ?? 0) + 1
+    if (isCountedReason(f.reason)) {
+      const column = failedColumn(f.reason)
+      counts[column] = (counts[column] ?? 0) + 1
+    }
     if (NEVER_SENT.has(f.reason)) neverSent++
   }
   counts.sent = outcomes.delivered.length + outcomes.failed.length - neverSent

@@ -4,10 +4,9 @@
 // count now, less the net changes counted after the bucket.
 import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
-import { FAIL_REASONS } from '../broadcasts/broadcasts.schemas.ts'
 import { addDays, canonicalZone, instantOf, localAt } from '../broadcasts/local-time.ts'
 import { findTimingSettings } from '../projects/timing-settings.store.ts'
-import { failedColumn, readStats, type StatsBucketRow } from './stats.store.ts'
+import { COUNTED_FAIL_REASONS, failedColumn, readStats, type StatsBucketRow } from './stats.store.ts'
 import { MAX_STATS_BUCKETS, type StatsBucket, type StatsInterval, type StatsQuery, type StatsResponse } from './stats.schemas.ts'
 
 const HOUR = 3_600_000
@@ -42,7 +41,7 @@ export function statsBuckets(zone: string, interval: StatsInterval, from: number
 }
 
 function numbers(row: StatsBucketRow) {
-  const failedByReason: Record<string, number> = Object.fromEntries(FAIL_REASONS.map((r) => [r, row[failedColumn(r)]]))
+  const failedByReason: Record<string, number> = Object.fromEntries(COUNTED_FAIL_REASONS.map((r) => [r, row[failedColumn(r)]]))
   const gained = { subscribe: row.gained_subscribe, import: row.gained_import, migrated: row.gained_migrated }
   const lost = { unsubscribed: row.lost_unsubscribed, expired: row.lost_expired, erased: row.lost_erased }
   return {

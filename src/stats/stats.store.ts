@@ -2,14 +2,24 @@
 // push and beacon counters (the subscriber counters are the migration's
 // triggers on subscribers), and the read that GET /v1/stats sums into buckets.
 import type { Queryable } from '../platform/db/database.ts'
-import { FAIL_REASONS, type FailReason } from '../broadcasts/broadcasts.schemas.ts'
+import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
 
-/** The columns of failed by reason. */
+/**
+ * The failure reasons with a column of their own (migration 0033): those of
+ * FAIL_REASONS when it was written. A reason added later counts in failed
+ * alone until a migration gives it a column and it joins this list: never a
+ * column that does not exist, which would fail the batch's transaction.
+ */
+export const COUNTED_FAIL_REASONS: readonly FailReason[] = ['gone', 'rejected', 'unreachable', 'vapid_key_mismatch', 'capped', 'skipped']
+const counted: ReadonlySet<string> = new Set(COUNTED_FAIL_REASONS)
+export const isCountedReason = (reason: string): reason is FailReason => counted.has(reason)
+
+/** The column of failed by reason. */
 export const failedColumn = (reason: FailReason) => `failed_${reason}` as const
 type FailedColumn = ReturnType<typeof failedColumn>
 
 /** The push and beacon counters one statement adds to (column names: a constant list, never input). */
-export const STATS_COUNTERS = ['sent', 'delivered', 'failed', ...FAIL_REASONS.map(failedColumn), 'shown', 'clicked', 'dismissed'] as const
+export const STATS_COUNTERS = ['sent', 'delivered', 'failed', ...COUNTED_FAIL_REASONS.map(failedColumn), 'shown', 'clicked', 'dismissed'] as const
 export type StatsCounter = 'sent' | 'delivered' | 'failed' | FailedColumn | 'shown' | 'clicked' | 'dismissed'
 
 /** The subscriber counters, written by the triggers of migration 0033. */

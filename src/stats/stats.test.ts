@@ -8,9 +8,10 @@ import { startPushService, type PushService } from '../../test/support/push-serv
 import { send, subscribeBrowser, waitForBroadcast } from '../../test/support/delivery.ts'
 import { insertSubscriber } from '../broadcasts/broadcasts.fixtures.ts'
 import { newId } from '../platform/ids.ts'
-import { beaconStats } from './stats-deltas.ts'
+import { batchStats, beaconStats } from './stats-deltas.ts'
+import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
 import { statsBuckets } from './stats.service.ts'
-import { readStats } from './stats.store.ts'
+import { addStats, readStats } from './stats.store.ts'
 import type { StatsResponse } from './stats.schemas.ts'
 
 const HOUR = 3_600_000
@@ -193,6 +194,15 @@ describe('the rollup', () => {
       { project_id: 'prj_b', counts: { shown: 2 } },
       { project_id: 'prj_a', counts: { clicked: 1 } },
     ])
+  })
+
+  it('a failure reason without a column (one a later release adds) counts in failed alone, and the batch still commits', async () => {
+    const p = await t.project()
+    const delta = batchStats(p.id, { delivered: [{}], failed: [{ reason: 'gone' }, { reason: 'capped' }, { reason: 'brand_new' as FailReason }] })
+    expect(delta.counts).toEqual({ sent: 3, delivered: 1, failed: 3, failed_gone: 1, failed_capped: 1 })
+    await t.database.db.transaction((tx) => addStats(tx, [delta]))
+    const row = (await t.database.db.query('SELECT sent, failed, failed_gone, failed_capped FROM stats_hourly WHERE project_id = $1', [p.id])).rows
+    expect(row).toEqual([{ sent: 3, failed: 3, failed_gone: 1, failed_capped: 1 }])
   })
 
   it('a project deleted with active subscribers goes, its stats with it', async () => {
