@@ -92,6 +92,16 @@ describe('GET /v1/stats counts what happened', () => {
     expect(day.buckets[day.buckets.length - 1].active).toBe(2)
   })
 
+  it('a browser that unsubscribes and subscribes again is lost once and gained twice; a repeat subscribe of an active one is nothing', async () => {
+    const p = await t.project()
+    const browser = await subscribeBrowser(t, p, push)
+    const again = () => t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${p.id}`, payload: { endpoint: browser.endpoint, keys: browser.keys } })
+    expect((await again()).statusCode).toBe(201)
+    await t.app.inject({ method: 'POST', url: `/v1/unsubscribe?project=${p.id}`, payload: { endpoint: browser.endpoint } })
+    expect((await again()).statusCode).toBe(201)
+    expect(await thisHour(p)).toMatchObject({ gained: 2, gained_by_source: { subscribe: 2 }, lost: 1, lost_by_reason: { unsubscribed: 1 }, active: 1 })
+  })
+
   it('active at the end of each bucket walks back from today, and is null before counting started', async () => {
     const p = await t.project()
     await subscribeBrowser(t, p, push)
