@@ -1,7 +1,7 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
 //   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|beacons|webhooks|import] [--events 20000] [--no-personalized] [--no-backup] [--once]
+//                    [--baseline N] [--small-runs 20] [--only fanout|api|beacons|webhooks|import|stats] [--events 20000] [--no-personalized] [--no-backup] [--once]
 //                    [--beacon-rate 5000] [--beacon-seconds 10] [--beacon-connections 50]
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
 import { benchBeacons } from './beacons.ts'
 import { benchImportExport } from './import-export.ts'
+import { benchStats } from './stats.ts'
 import { benchFanout, type FanoutResult, type Storage } from './fanout.ts'
 import { BenchPushService, buildHerald, fmt, makeCert, ROOT } from './support.ts'
 import { benchWebPush, type BaselineResult } from './webpush-baseline.ts'
@@ -122,4 +123,9 @@ if (values.only === undefined || values.only === 'webhooks') {
 if (values.only === undefined || values.only === 'import') {
   // --no-backup: import and export only (herald backup and restore of a million take as long again); --once: no second import.
   for (const storage of storages) await benchImportExport(storage, serverUrl, n, { backup: !values['no-backup'], again: !values.once })
+}
+
+if (values.only === undefined || values.only === 'stats') {
+  // GET /v1/stats over a year of 10 million events, and what the rollup adds to the writes (bench/stats.ts).
+  for (const storage of storages) await benchStats(storage, serverUrl)
 }

@@ -22,6 +22,7 @@ import { documentBearerRoute } from './projects/project-auth.ts'
 import { registerSessionRoutes } from './accounts/session.routes.ts'
 import { registerMembersRoutes } from './projects/members.routes.ts'
 import { registerAuditRoutes } from './projects/audit-log.routes.ts'
+import { registerStatsRoutes } from './stats/stats.routes.ts'
 import { registerGroupsRoutes } from './groups/groups.routes.ts'
 import { registerTemplatesRoutes } from './templates/templates.routes.ts'
 import { registerSubscribeRoutes } from './subscribers/subscribe.routes.ts'
@@ -138,6 +139,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerSessionRoutes(app, ctx)
   registerMembersRoutes(app, ctx)
   registerAuditRoutes(app, ctx)
+  registerStatsRoutes(app, ctx)
   registerGroupsRoutes(app, ctx)
   registerTemplatesRoutes(app, ctx)
   registerSubscribeRoutes(app, ctx)

@@ -61,7 +61,7 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /v1/invites/inspect': 'inspectInvite', 'POST /v1/invites/accept': 'acceptInvite',
   'GET /v1/members': 'listMembers', 'POST /v1/members/invites': 'createInvite', 'DELETE /v1/members/invites/{id}': 'revokeInvite',
   'PATCH /v1/members/{user_id}': 'changeMemberRole', 'DELETE /v1/members/{user_id}': 'removeMember',
-  'GET /v1/audit-log': 'listAuditLog',
+  'GET /v1/audit-log': 'listAuditLog', 'GET /v1/stats': 'getStats',
   'GET /v1/templates': 'listTemplates', 'POST /v1/templates': 'createTemplate', 'GET /v1/templates/{id}': 'getTemplate',
   'PATCH /v1/templates/{id}': 'updateTemplate', 'DELETE /v1/templates/{id}': 'deleteTemplate',
   'GET /v1/groups': 'listGroups', 'POST /v1/groups': 'createGroup', 'PATCH /v1/groups/{id}': 'updateGroup',

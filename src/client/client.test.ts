@@ -241,6 +241,14 @@ describe('herald/client', () => {
     expect(next.entries[0].id < page.entries[0].id).toBe(true)
   })
 
+  it('stats: hours of the last day with the subscribers made above; a bad range is HeraldApiError invalid_stats_range', async () => {
+    const stats = await client.stats({ interval: 'hour' })
+    expect(stats).toMatchObject({ interval: 'hour', time_zone: expect.any(String) })
+    expect(stats.buckets).toHaveLength(24)
+    expect(stats.totals.gained).toBeGreaterThan(0)
+    await expect(client.stats({ from: 2, to: 1 })).rejects.toMatchObject({ code: 'invalid_stats_range', status: 400 })
+  })
+
   it('apiKeys: create a scoped key (shown once), list without secrets, revoke; a foreign id is 404', async () => {
     const made = await client.apiKeys.create({ name: 'webhooks bot', scope: 'webhooks' })
     expect(made).toMatchObject({ name: 'webhooks bot', scope: 'webhooks', api_key: expect.stringMatching(/^hk_live_/) })

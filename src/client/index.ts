@@ -12,6 +12,7 @@ import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberFilterQuery, 
 import type { MeResponse, UpdateMeBody } from '../projects/me.schemas.ts'
 import type { SegmentFilter } from '../broadcasts/segment-filter.ts'
 import type { AuditEntryView, AuditList, ListAuditQuery } from '../audit/audit.schemas.ts'
+import type { StatsQuery, StatsResponse } from '../stats/stats.schemas.ts'
 import type { ApiKeyList, ApiKeyView, CreateApiKeyBody, CreatedApiKey } from '../projects/api-keys.schemas.ts'
 import type { ImportResult as ImportResultBody } from '../subscribers/import.schemas.ts'
 import type { CreateTemplateBody, TemplateList, TemplateView, UpdateTemplateBody } from '../templates/templates.schemas.ts'
@@ -52,6 +53,9 @@ export type AuditEntry = AuditEntryView
 export type AuditPage = AuditList
 /** Filters of GET /v1/audit-log: actor_id, action (exact, or a prefix ending with a dot), target_id, since/until (Unix ms). */
 export type ListAuditOptions = Partial<ListAuditQuery>
+/** GET /v1/stats: per hour or day of the project's time zone (docs/stats.md). */
+export type Stats = StatsResponse
+export type StatsOptions = Partial<StatsQuery>
 /** A key as lists show it (never the key itself). */
 export type ApiKey = ApiKeyView
 export type CreateApiKeyRequest = CreateApiKeyBody
@@ -113,6 +117,7 @@ export const ROUTES = {
   setSubscriberTags: ['PATCH', '/v1/subscribers/{sid}'],
   setUserTags: ['PATCH', '/v1/subscribers/by-external-id/{external_id}'],
   listAuditLog: ['GET', '/v1/audit-log'],
+  getStats: ['GET', '/v1/stats'],
   listApiKeys: ['GET', '/v1/api-keys'],
   createApiKey: ['POST', '/v1/api-keys'],
   revokeApiKey: ['DELETE', '/v1/api-keys/{id}'],
@@ -335,6 +340,8 @@ export function createHeraldClient(options: HeraldClientOptions) {
       /** One page of the project's audit log, newest first (a full API key, or an owner's or admin's session). */
       list: (query: ListAuditOptions = {}) => call<AuditPage>('listAuditLog', { query }),
     },
+    /** Numbers over time: pushes, engagement and subscribers per hour or day (any key or member that may read broadcasts). */
+    stats: (query: StatsOptions = {}) => call<Stats>('getStats', { query }),
     /** The project's keys; these need a full-scope key (403 insufficient_scope otherwise). */
     apiKeys: {
       list: async () => (await call<ApiKeyList>('listApiKeys')).api_keys,

@@ -14,6 +14,8 @@ import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
 import { recordEvents, type NewEvent } from '../events/events.store.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
 import { recordPushHealth } from '../subscribers/health.store.ts'
+import { addStats } from '../stats/stats.store.ts'
+import { batchStats } from '../stats/stats-deltas.ts'
 
 /** Failures that leave a subscriber's health as it was (recordPushHealth). */
 const NOT_THE_SUBSCRIPTIONS_FAULT: ReadonlySet<string> = new Set(['capped', 'skipped', 'vapid_key_mismatch'])
@@ -111,5 +113,7 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
       .filter((f) => !NOT_THE_SUBSCRIPTIONS_FAULT.has(f.reason))
       .map((f) => ({ subscriberId: f.subscriberId, delivered: false, gone: f.reason === 'gone' })),
   ])
+  // The project's numbers over time (issue 25): one upsert, after the subscribers, before the broadcast row.
+  await addStats(q, [batchStats(broadcast.project_id, outcomes)])
   return addOutcomes(q, broadcast.id, tally(outcomes), jobsDelta)
 }

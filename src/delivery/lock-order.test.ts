@@ -126,5 +126,14 @@ describe('concurrent batches and beacons', () => {
       pending_batches: 0,
     })
     expect(await counts(other.id)).toMatchObject({ status: 'sending', clicked: 20 })
+    // The hourly rollup (issue 25), taken by every one of these transactions, counted exactly too.
+    const stats = async (projectId: string) => (await database.db.query(
+      `SELECT sum(sent)::int AS sent, sum(delivered)::int AS delivered, sum(failed_gone)::int AS gone, sum(failed_rejected)::int AS rejected,
+              sum(clicked)::int AS clicked, sum(dismissed)::int AS dismissed, sum(lost_expired)::int AS expired
+         FROM stats_hourly WHERE project_id = $1`,
+      [projectId],
+    )).rows[0]
+    expect(await stats(broadcast.project_id)).toEqual({ sent: BATCHES * PER_BATCH, delivered: BATCHES * (PER_BATCH - 2), gone: BATCHES, rejected: BATCHES, clicked: 10, dismissed: 10, expired: BATCHES })
+    expect(await stats(other.project_id)).toMatchObject({ clicked: 20, sent: 0 })
   })
 })

@@ -6,6 +6,8 @@ import { addEngagement, addFunnelCounts, lockForCounts, type EngagementDelta, ty
 import { recordEvents, type BeaconEventType, type EventType } from './events.store.ts'
 import { recordClicks } from '../subscribers/health.store.ts'
 import { countShown, recordShownEventsForWebhooks } from './shown-beacons.ts'
+import { addStats } from '../stats/stats.store.ts'
+import { beaconStats } from '../stats/stats-deltas.ts'
 
 export interface Beacon {
   project_id: string
@@ -48,6 +50,10 @@ export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<bo
     // transaction that touches broadcasts (src/delivery/fanout.ts), so a
     // batch's hot rows stay locked from here to the commit only, and beacon
     // and fan-out transactions never wait for each other in a circle.
+    // The projects' numbers over time (issue 25), per beacon type: one upsert, before the broadcast rows.
+    // Shown beacons count as the route let them through (beacon-lookups.ts checked their broadcast is
+    // their project's; a broadcast never changes project), as they have no events row to count from.
+    await addStats(tx, beaconStats([...inserted, ...shown.map((s) => ({ project_id: s.project_id, type: 'shown' }))]))
     const byId = new Map(engagement.map((e) => [e.id, e]))
     const deltas = countByBroadcast(inserted.map((e) => ({ ...e, action: byId.get(e.id)?.action ?? null })))
     const funnel = funnelDeltas(shown, inserted.flatMap((e) => (byId.get(e.id)?.via_link ? [e] : [])))

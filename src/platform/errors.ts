@@ -13,6 +13,7 @@ export const ERRORS = {
   template_invalid: { status: 400, message: 'A template field does not parse, uses a tag, filter or variable templates do not allow, or lets a variable choose a URL\'s host (docs/templates.md).' },
   template_render_failed: { status: 400, message: 'A template field ran over the time or output limit when rendered with this send\'s data (docs/templates.md "Limits").' },
   missing_variable: { status: 400, message: 'With missing "fail", every data variable the notification uses must be given in data.' },
+  invalid_stats_range: { status: 400, message: 'The stats range is empty or has too many buckets: to must be after from, and at most 1000 buckets (docs/stats.md).' },
   invalid_scheduled_at: { status: 400, message: 'scheduled_at must lie in the future and within 90 days.' },
   invalid_api_key: { status: 401, message: 'The API key is missing, malformed, revoked or unknown.' },
   invalid_admin_token: { status: 401, message: 'The operator token is missing or wrong.' },

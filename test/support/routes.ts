@@ -81,6 +81,8 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
   { method: 'GET', path: '/v1/broadcasts/export', url: () => '/v1/broadcasts/export', foreign: { status: 200 } },
   // Filters naming A's ids reach nothing of A's: the sweep checks the body holds none of A's values.
   { method: 'GET', path: '/v1/audit-log', url: (ids) => `/v1/audit-log?target_id=${ids.group}`, foreign: { status: 200, body: { entries: [], next_cursor: null } } },
+  // Numbers over time are the caller's project's own: another project's key reads its own (the leak test is src/stats/stats.test.ts).
+  { method: 'GET', path: '/v1/stats', url: () => '/v1/stats?interval=hour', foreign: { status: 200 } },
   { method: 'GET', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
   { method: 'DELETE', path: '/v1/broadcasts/:id', url: (ids) => `/v1/broadcasts/${ids.broadcast}`, foreign: notFound('broadcast_not_found') },
   {

@@ -1,17 +1,20 @@
 // Overview: subscribers by status and the health of the active ones (issue
-// 23), pushes this month against the cap, and the latest broadcasts.
+// 23), audience and pushes over the last 30 days (issue 25), pushes this
+// month against the cap, and the latest broadcasts.
 import { get } from '../api.js'
 import { append, formatNumber, formatRate, h, shortTime } from '../dom.js'
 import { okBox, pageHeading, statusBadge, table } from '../ui.js'
 import { setupChecklist } from './setup-checklist.js'
 import { testDevicesCard } from './test-devices.js'
+import { statsSection } from './overview-stats.js'
 
 export async function render(view, session, { flash }) {
-  const [me, counts, health, recent] = await Promise.all([
+  const [me, counts, health, recent, stats] = await Promise.all([
     session.refreshMe(),
     get('/v1/subscribers/counts'),
     get('/v1/subscribers/health'),
     get('/v1/broadcasts?limit=5'),
+    get('/v1/stats?interval=day'),
   ])
   const [checklist, testDevices] = await Promise.all([setupChecklist(session), testDevicesCard(session)])
   const used = me.usage.pushes_this_month
@@ -44,6 +47,7 @@ export async function render(view, session, { flash }) {
       ),
       h('p', { class: 'hint' }, 'Of the active subscribers: failing, their last push failed; dormant, no click and no visit in 30 days. Apple accepts pushes even for dead subscriptions, so only clicks tell. Expiry rules are in Settings.'),
     ),
+    statsSection(stats),
     h('section', { 'aria-labelledby': 'pushes-title' },
       h('h2', { id: 'pushes-title' }, 'Pushes this month'),
       h('p', { id: 'pushes-usage' }, `${formatNumber(used)} of ${formatNumber(cap)} (${share.toFixed(share < 10 ? 1 : 0)}%)`),
