@@ -80,6 +80,21 @@ describe('the shown beacon', () => {
     expect((await eventsOf(bdc)).map((e) => e.type).sort()).toEqual([...Array(7).fill('clicked'), ...Array(3).fill('dismissed')])
   })
 
+  it("rolls up into the project's numbers over time (GET /v1/stats), another project's broadcast not", async () => {
+    const c = await t.project({ name: 'C' })
+    const mine = await insertSentBroadcast(t.database.db, c.id)
+    const theirs = await insertSentBroadcast(t.database.db, b.id)
+    await Promise.all([
+      ...Array.from({ length: 3 }, () => beacon(c.id, { type: 'shown', broadcast_id: mine })),
+      ...Array.from({ length: 2 }, () => beacon(c.id, { type: 'clicked', broadcast_id: mine })),
+      beacon(c.id, { type: 'shown', broadcast_id: theirs }),
+    ])
+    const res = await t.app.inject({ method: 'GET', url: '/v1/stats?interval=hour', headers: c.auth })
+    expect(res.statusCode).toBe(200)
+    expect(res.json().totals).toMatchObject({ shown: 3, clicked: 2 })
+    expect((await row(theirs)).shown).toBe(0)
+  })
+
   it("is dropped for another project's broadcast, an unknown one, or without a project", async () => {
     const theirs = await insertSentBroadcast(t.database.db, b.id)
     expect((await beacon(a.id, { type: 'shown', broadcast_id: theirs })).statusCode).toBe(202)
