@@ -36,7 +36,7 @@ export interface SendDeps {
  * The form of an icon or image before anything is stored: an HTTPS URL of at
  * most 2048 chars, or some data: URL (whose content resolveMedia checks).
  */
-function checkMediaForm(kind: MediaKind, value: string | undefined): void {
+export function checkMediaForm(kind: MediaKind, value: string | undefined): void {
   // With variables, the template checks it (templates/personalization.ts) and each rendered URL is checked again.
   if (value === undefined || hasMarkup(value)) return
   const https = /^https:\/\//i.test(value)
@@ -50,7 +50,7 @@ function checkMediaForm(kind: MediaKind, value: string | undefined): void {
 }
 
 /** An absolute click URL must parse; the schema's pattern only checks its outline. */
-function checkClickUrl(url: string, path = 'notification.url'): void {
+export function checkClickUrl(url: string, path = 'notification.url'): void {
   if (url.startsWith('/')) return
   try {
     new URL(url)
@@ -60,7 +60,7 @@ function checkClickUrl(url: string, path = 'notification.url'): void {
 }
 
 /** Action ids are unique (a click is counted under its id) and their URLs parse; the schema checked the rest. */
-function checkActions(actions: NotificationAction[] | undefined): void {
+export function checkActions(actions: NotificationAction[] | undefined): void {
   const seen = new Set<string>()
   actions?.forEach((action, i) => {
     if (seen.has(action.action)) throw invalidField(`notification.actions.${i}.action`, `"${action.action}" is already the id of another action; each must be unique`)
