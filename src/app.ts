@@ -28,6 +28,7 @@ import { registerSubscribeRoutes } from './subscribers/subscribe.routes.ts'
 import { registerSubscribersRoutes } from './subscribers/subscribers.routes.ts'
 import { registerSendRoutes } from './broadcasts/send.routes.ts'
 import { registerBroadcastsRoutes } from './broadcasts/broadcasts.routes.ts'
+import { registerExperimentsRoutes } from './experiments/experiments.routes.ts'
 import { registerNotificationRoutes } from './broadcasts/notification.routes.ts'
 import { registerEventsRoutes } from './events/events.routes.ts'
 import { registerWebhooksRoutes } from './webhooks/webhooks.routes.ts'
@@ -142,6 +143,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerSubscribersRoutes(app, ctx)
   registerSendRoutes(app, ctx)
   registerBroadcastsRoutes(app, ctx)
+  registerExperimentsRoutes(app, ctx)
   registerNotificationRoutes(app, ctx)
   registerEventsRoutes(app, ctx)
   registerWebhooksRoutes(app, ctx)

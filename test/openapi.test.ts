@@ -78,6 +78,7 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /v1/send': 'sendNotification',
   'GET /v1/broadcasts': 'listBroadcasts', 'GET /v1/broadcasts/{id}': 'getBroadcast',
   'DELETE /v1/broadcasts/{id}': 'cancelBroadcast', 'POST /v1/broadcasts/{id}/stop': 'stopBroadcast',
+  'POST /v1/broadcasts/{id}/experiment/decide': 'decideExperiment',
   'GET /v1/notifications/{broadcast_id}': 'getNotification', 'GET /c/{token}': 'openClickLink',
   'POST /v1/webhooks': 'createWebhook', 'GET /v1/webhooks': 'listWebhooks', 'GET /v1/webhooks/{id}': 'getWebhook',
   'PATCH /v1/webhooks/{id}': 'updateWebhook', 'DELETE /v1/webhooks/{id}': 'deleteWebhook',

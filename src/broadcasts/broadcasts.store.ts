@@ -21,6 +21,8 @@ export interface BroadcastRow {
   url: string
   /** notification.actions as sent; [] when none. */
   actions: NotificationAction[]
+  /** An A/B test goes with it (migration 0032, experiments/). */
+  has_experiment: boolean
   ttl: number
   urgency: string
   topic: string | null
@@ -91,7 +93,7 @@ export type NewBroadcast = Pick<
   | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute' | 'personalization' | 'timing' | 'send_class' | 'on_capped'
 >
 
-const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
+const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, has_experiment, ttl, urgency, topic,
   audience, reserved, delivered, failed, clicked, clicked_by_action, dismissed, retrying,
   failed_gone, failed_rejected, failed_unreachable, failed_skipped, personalization, failed_capped, send_class, on_capped, failed_vapid_key_mismatch,
   fcm_delivered, fcm_failed, fcm_retrying, mozilla_delivered, mozilla_failed, mozilla_retrying,

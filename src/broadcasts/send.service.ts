@@ -21,6 +21,7 @@ import { recordAudit } from '../audit/audit.store.ts'
 import { resolveSend, type ResolvedBody } from '../templates/resolve-send.ts'
 import { hasMarkup } from '../templates/liquid.ts'
 import { BROADCAST_PAYLOAD_VERSION } from './payload-version.ts'
+import { checkExperimentForm, createExperiment, resolveVariants } from '../experiments/experiment-send.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
 export const MAX_SCHEDULE_AHEAD_MS = 90 * 24 * 60 * 60 * 1000
@@ -176,6 +177,7 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Reso
   }
 
   const timing = checkTiming(project, body, now)
+  checkExperimentForm(project, body)
 
   const target = body.target
   if (target.type === 'group' && !(isId('grp', target.group_id) && (await groupExists(q, project.id, target.group_id)))) {
@@ -210,6 +212,8 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   // Version 2, as every broadcast job of this release: a worker of 0.2.0 would neither render
   // variables, wait for local times or quiet hours, nor apply caps (delivery/fanout.ts).
   const payloadVersion = BROADCAST_PAYLOAD_VERSION
+  // An A/B test's variants, their media stored as the notification's (docs/experiments.md).
+  const variants = body.variants ? await resolveVariants(db, config, project, notification, body.variants, personalization) : null
 
   const id = newId('bdc', now)
   const answer: SendResponse = runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }
@@ -243,6 +247,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       send_class: body.class ?? 'marketing',
       on_capped: body.on_capped ?? 'skip',
     })
+    if (variants) await createExperiment(tx, id, project.id, body, variants)
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt, payloadVersion })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id }, { payloadVersion })
     // What was aimed at whom, not what it said: the title and body stay on the broadcast.
@@ -251,7 +256,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       context: audit,
       action: runAt ? 'broadcast.schedule' : 'broadcast.send',
       target: { type: 'broadcast', id },
-      details: { target: target.type, audience, source: options.source ?? 'api', ...(runAt ? { scheduled_at: runAt.getTime() } : {}), ...(personalization?.template_id ? { template_id: personalization.template_id } : {}) },
+      details: { target: target.type, audience, source: options.source ?? 'api', ...(runAt ? { scheduled_at: runAt.getTime() } : {}), ...(personalization?.template_id ? { template_id: personalization.template_id } : {}), ...(variants ? { variants: variants.map((v) => v.key) } : {}) },
     })
   })
 

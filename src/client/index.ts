@@ -1,4 +1,5 @@
-// A small typed client for Herald's server-side API (import from 'herald/client').
+// A small typed client for Herald's server-side API (import type { ExperimentView } from '../experiments/experiments.schemas.ts'
+import from 'herald/client').
 // Request and response types are the TypeBox schemas the routes validate with
 // and /openapi.json is generated from (type-only imports: the client carries
 // no server code), and client.test.ts checks every route below against the
@@ -25,6 +26,8 @@ export type Group = Static<typeof GroupList>['groups'][number]
 export type CreateGroupRequest = CreateGroupBody
 export type UpdateGroupRequest = UpdateGroupBody
 export type Broadcast = BroadcastView
+/** A broadcast's A/B test as GET /v1/broadcasts/:id shows it (docs/experiments.md). */
+export type Experiment = ExperimentView
 /** A saved template: notification fields with variables, their defaults, versions by language (docs/templates.md). */
 export type Template = TemplateView
 export type CreateTemplateRequest = CreateTemplateBody
@@ -95,6 +98,7 @@ export const ROUTES = {
   getBroadcast: ['GET', '/v1/broadcasts/{id}'],
   cancelBroadcast: ['DELETE', '/v1/broadcasts/{id}'],
   stopBroadcast: ['POST', '/v1/broadcasts/{id}/stop'],
+  decideExperiment: ['POST', '/v1/broadcasts/{id}/experiment/decide'],
   getProject: ['GET', '/v1/me'],
   updateProject: ['PATCH', '/v1/me'],
   listSubscribers: ['GET', '/v1/subscribers'],
@@ -264,6 +268,8 @@ export function createHeraldClient(options: HeraldClientOptions) {
       cancel: (id: string) => call<{ ok: boolean }>('cancelBroadcast', { params: { id } }),
       /** Stops a scheduled, pending or sending broadcast: nothing more is pushed (409 broadcast_not_stoppable once it is over). */
       stop: (id: string) => call<{ ok: boolean }>('stopBroadcast', { params: { id } }),
+      /** Ends the broadcast's A/B test early: the winner (default: the leader now) goes to the rest of the audience (docs/experiments.md). */
+      decideExperiment: (id: string, body: { winner?: string } = {}) => call<Broadcast>('decideExperiment', { params: { id }, body }),
     },
     project: {
       get: async () => (await call<MeResponse>('getProject')).project,
