@@ -1,5 +1,4 @@
-// A small typed client for Herald's server-side API (import type { ExperimentView } from '../experiments/experiments.schemas.ts'
-import from 'herald/client').
+// A small typed client for Herald's server-side API (import from 'herald/client').
 // Request and response types are the TypeBox schemas the routes validate with
 // and /openapi.json is generated from (type-only imports: the client carries
 // no server code), and client.test.ts checks every route below against the
@@ -7,6 +6,7 @@ import from 'herald/client').
 import type { Static } from 'typebox'
 import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, NotificationAction, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
 import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
+import type { ExperimentView } from '../experiments/experiments.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
 import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberHealthCounts, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
 import type { MeResponse, UpdateMeBody } from '../projects/me.schemas.ts'
