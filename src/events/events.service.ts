@@ -5,6 +5,8 @@ import { newId } from '../platform/ids.ts'
 import { addEngagement, lockForCounts, type EngagementDelta } from '../broadcasts/broadcast-state.ts'
 import { recordEvents, type BeaconEventType, type EventType } from './events.store.ts'
 import { recordClicks } from '../subscribers/health.store.ts'
+import { engagementByVariant } from '../experiments/experiment-beacons.ts'
+import { addVariantCounts } from '../experiments/experiments.store.ts'
 
 export interface Beacon {
   project_id: string
@@ -18,6 +20,12 @@ export interface Beacon {
    * event, which carries no identity (api.md 4.10 rule 3).
    */
   subscriber_id?: string | null
+  /**
+   * The A/B test variant the push named (docs/experiments.md), as the service
+   * worker echoes it: counted on that variant of this beacon's broadcast only
+   * when the broadcast has one of that key. Never stored on the event.
+   */
+  variant?: string | null
 }
 
 /**
@@ -29,9 +37,9 @@ export interface Beacon {
  * not its project's (the caller drops it silently).
  */
 export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<boolean[]> {
-  const events = beacons.map(({ action, subscriber_id, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null, clicker: subscriber_id ?? null }))
+  const events = beacons.map(({ action, subscriber_id, variant, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null, clicker: subscriber_id ?? null, variant: variant ?? null }))
   const written = await db.transaction(async (tx) => {
-    const inserted = await recordEvents(tx, events.map(({ clicker: _clicker, ...event }) => event))
+    const inserted = await recordEvents(tx, events.map(({ clicker: _clicker, variant: _variant, ...event }) => event))
     // The clickers' rows before the broadcast rows, the order fan-out locks them in.
     const recorded = new Set(inserted.map((e) => e.id))
     await recordClicks(tx, events.flatMap((e) => (e.clicker && recorded.has(e.id) ? [{ projectId: e.project_id, subscriberId: e.clicker }] : [])))
@@ -39,6 +47,8 @@ export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<bo
     // transaction that touches broadcasts (src/delivery/fanout.ts), so a
     // batch's hot rows stay locked from here to the commit only, and beacon
     // and fan-out transactions never wait for each other in a circle.
+    // A/B test variants: only events recorded (the broadcast is the beacon's project's), before the broadcast rows (the lock order).
+    await addVariantCounts(tx, engagementByVariant(events, recorded))
     const actionOf = new Map(events.map((e) => [e.id, e.action]))
     const deltas = countByBroadcast(inserted.map((e) => ({ ...e, action: actionOf.get(e.id) ?? null })))
     await lockForCounts(tx, deltas.map((d) => d.broadcast_id))

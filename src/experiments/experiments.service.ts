@@ -22,7 +22,7 @@ import type { BroadcastRecord } from '../broadcasts/broadcasts.store.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
 import { analyse, decide, decideByPerson, TEST_NAME, type Decision } from './decision.ts'
-import { findExperiment, findExperiments, recordDecision, startTest, type Experiment } from './experiments.store.ts'
+import { findExperiment, findExperiments, recordDecision, startTest, type Experiment, type VariantContent } from './experiments.store.ts'
 import type { ExperimentView } from './experiments.schemas.ts'
 import { durationText } from './experiment-send.ts'
 
@@ -203,4 +203,19 @@ export async function withExperiments<V extends { id: string }>(q: Queryable, pr
     const experiment = experiments.get(view.id)
     return experiment ? { ...view, experiment: toExperimentView(experiment, rows[i]) } : view
   })
+}
+
+/**
+ * What GET /v1/notifications/:broadcast_id serves for a broadcast with a
+ * test: the variant named (with its key, echoed in beacons), or, without
+ * one, the winner's content (the rest of the audience's pushes name no
+ * variant). Null: the broadcast's own content.
+ */
+export async function experimentContent(q: Queryable, broadcastId: string, variant: string | undefined): Promise<(VariantContent & { variant: string | null }) | null> {
+  const experiment = await findExperiment(q, broadcastId)
+  if (!experiment) return null
+  const named = variant !== undefined ? experiment.variants.find((v) => v.key === variant) : undefined
+  if (named) return { ...named, variant: named.key }
+  const winner = experiment.variants.find((v) => v.key === experiment.winner)
+  return winner ? { ...winner, variant: null } : null
 }
