@@ -58,7 +58,8 @@ function successes(v: VariantCounts, metric: ExperimentMetric): number {
 }
 
 export function analyse(variants: VariantCounts[], metric: ExperimentMetric, minPerVariant: number, confidence: number): Analysis {
-  const alpha = (1 - confidence) / Math.max(1, variants.length - 1)
+  // Rounded: 1 - 0.95 is 0.05000000000000004 in floating point.
+  const alpha = Math.round((1 - confidence) * 1e9) / 1e9 / Math.max(1, variants.length - 1)
   const rateOf = (v: VariantCounts) => (v.delivered > 0 ? Math.min(1, successes(v, metric) / v.delivered) : null)
   // The leader: the best rate; a tie goes to the earlier variant.
   let leader: VariantCounts | null = null
