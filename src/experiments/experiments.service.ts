@@ -16,6 +16,7 @@ import { AppError, invalidField } from '../platform/errors.ts'
 import { isId } from '../platform/ids.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import type { Job, JobHandlers } from '../platform/jobs/worker.ts'
+import { deleteBroadcastJobs } from '../platform/jobs/jobs.store.ts'
 import { addOutcomes, emptyDelta } from '../broadcasts/broadcast-state.ts'
 import { BROADCAST_PAYLOAD_VERSION } from '../broadcasts/payload-version.ts'
 import type { BroadcastRecord } from '../broadcasts/broadcasts.store.ts'
@@ -88,7 +89,7 @@ async function decideJob(db: Database, job: Job<'decide_experiment'>): Promise<v
     if (!experiment) return
     const status = await broadcastStatus(tx, id)
     if (experiment.phase !== 'testing') {
-      // A person decided first: this job's hold on the broadcast ends here.
+      // Decided already (a person's decision deletes this job, so only a run from before it gets here): its hold ends.
       if (status === 'sending') await addOutcomes(tx, id, emptyDelta(), -1)
       return
     }
@@ -120,6 +121,9 @@ export async function decideExperiment(db: Database, audit: AuditContext, projec
   await db.transaction(async (tx) => {
     const status = await broadcastStatus(tx, id, projectId)
     if (status === null) throw notFound(id)
+    // The decision job's row first (the lock order: a job's row, then the experiment's). Deleted
+    // here, it releases its hold on the broadcast below; a refusal further down rolls it back.
+    const held = await deleteBroadcastJobs(tx, 'decide_experiment', id)
     const experiment = await findExperiment(tx, id, true)
     if (!experiment) throw new AppError('experiment_not_found', `Broadcast ${id} has no A/B test.`)
     if (winner !== undefined && !experiment.variants.some((v) => v.key === winner)) {
@@ -131,7 +135,7 @@ export async function decideExperiment(db: Database, audit: AuditContext, projec
       throw new AppError('experiment_not_decidable', `The test of broadcast ${id} ${why}.`)
     }
     const decision = decideByPerson(experiment.variants, experiment.metric, experiment.min_per_variant, experiment.confidence, winner)
-    await applyDecision(tx, experiment, decision, false)
+    await applyDecision(tx, experiment, decision, held > 0)
     await recordAudit(tx, {
       projectId,
       context: audit,

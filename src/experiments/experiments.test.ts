@@ -160,7 +160,7 @@ describe('an A/B test', () => {
     expect(me.project.usage.pushes_this_month).toBe(testSize)
   })
 
-  it('can be ended early by a person who picks the winner, once, and the decision job then changes nothing', async () => {
+  it('can be ended early by a person who picks the winner, once; the broadcast ends without waiting for decide_after', async () => {
     const subs = await browsers(12)
     const id = await send(t, project, { target: { type: 'all' }, notification, variants, experiment: { test_share: 0.5, on_inconclusive: 'stop' } })
     const first = await testDelivered(id, 1)
@@ -175,7 +175,9 @@ describe('an A/B test', () => {
     expect(res.json().experiment).toMatchObject({ phase: 'sending_winner', winner: 'a', decided_by: 'person' })
     expect((await decide({})).json().error.code).toBe('experiment_not_decidable')
 
-    await decideNow(id) // the job runs, finds it decided, and only lets the broadcast finish
+    // The decision job is gone with the person's decision: the broadcast ends without waiting for decide_after.
+    const jobs = await t.ctx.db.query("SELECT count(*)::int AS n FROM jobs WHERE kind = 'decide_experiment' AND payload ->> 'broadcast_id' = $1", [id])
+    expect(jobs.rows[0].n).toBe(0)
     const done = await waitForBroadcast(t, project, id) as unknown as View
     expect(done).toMatchObject({ status: 'sent', delivered: 12, pending: 0 })
     expect(done.experiment).toMatchObject({ winner: 'a', decided_by: 'person' })

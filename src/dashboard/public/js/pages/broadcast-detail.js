@@ -9,6 +9,7 @@ import { confirmButton, errorBox, okBox, pageHeading, show, statusBadge } from '
 import { progressDetails } from './broadcast-progress.js'
 import { draftFromBroadcast, draftHasContent, loadDraft, saveDraft } from './compose-draft.js'
 import { targetNamesGroups, targetText } from './target-text.js'
+import { drawVariants } from './broadcast-variants.js'
 
 
 /** Statuses after which nothing changes any more. */
@@ -46,6 +47,7 @@ export async function renderDetail(view, session, id, flash) {
   const progressSlot = h('div')
   const actions = h('div', { class: 'form-actions' })
   const detailsSlot = h('div')
+  const variantsSlot = h('section', { class: 'card', 'aria-labelledby': 'experiment-title' })
   let timer = null
   let left = false
 
@@ -106,6 +108,8 @@ export async function renderDetail(view, session, id, flash) {
         b.status === 'pending' || b.status === 'sending' ? stopSending() : null)
     }
     replace(detailsSlot, details(b))
+    drawVariants(variantsSlot, b, slot, refresh)
+    variantsSlot.hidden = !b.experiment
   }
 
   function details(b) {
@@ -174,6 +178,7 @@ export async function renderDetail(view, session, id, flash) {
     flash ? okBox(flash) : null,
     slot,
     h('section', { class: 'card', 'aria-label': 'Delivery' }, live, progressSlot, actions),
+    variantsSlot,
     h('section', { class: 'card', 'aria-labelledby': 'content-title' },
       h('h2', { id: 'content-title' }, 'Content and options'),
       detailsSlot,
