@@ -91,5 +91,10 @@ export function drawVariants(container, b, slot, refresh) {
   if (!b.experiment) return replace(container)
   // Not while the person is choosing a winner or answering the question: the poll would undo their choice.
   if (container.querySelector('#experiment-decide .question') || document.activeElement?.id === 'experiment-winner') return undefined
-  return replace(container, h('h2', { id: 'experiment-title' }, 'A/B test'), variantsSection(b, slot, refresh))
+  // A winner chosen before this poll stays chosen.
+  const chosen = container.querySelector('#experiment-winner')?.value
+  replace(container, h('h2', { id: 'experiment-title' }, 'A/B test'), variantsSection(b, slot, refresh))
+  const select = container.querySelector('#experiment-winner')
+  if (select && chosen && [...select.options].some((o) => o.value === chosen)) select.value = chosen
+  return undefined
 }
