@@ -337,7 +337,9 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
       // A wave's first batch: it no longer waits (the broadcast view's waiting).
       if (wave && after === null) await markWaveStarted(tx, broadcast.id, wave.n)
       // Throttled: this slice's slot, whose end is when the next slice is due.
-      const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, slice.length, perMinute, slice.length) : null
+      // An A/B test's chain pushes its part of the slice only: the slot is for those pushes.
+      const pushes = test && part ? inPart(test, broadcast.id, slice, part).length : slice.length
+      const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, pushes, perMinute, pushes) : null
       if (last) {
         if (wave) await broadcastState.markWavePlanned(tx, broadcast.id)
         else await broadcastState.markPlanningDone(tx, broadcast.id)

@@ -200,6 +200,61 @@ describe('an A/B test', () => {
   })
 })
 
+describe('an A/B test with the rest of Herald', () => {
+  it('with a template and variables, to a segment: each variant rendered per subscriber', async () => {
+    for (const name of ['Ada', 'Bo', 'Cy', 'Di', 'Ed', 'Flo']) await subscribeBrowser(t, project, push, { tags: { name } })
+    await subscribeBrowser(t, project, push) // no name: outside the segment
+    const template = (await t.app.inject({ method: 'POST', url: '/v1/templates', headers: project.auth, payload: { name: 'Sale', notification: { title: 'Hi {{ tags.name }}', body: 'Our sale' } } })).json().id
+    const id = await send(t, project, {
+      target: { type: 'segment', filter: { tag: 'name', exists: true } },
+      template_id: template,
+      variants: [{ key: 'a', notification: { body: 'Twenty percent off' } }, { key: 'b', notification: { title: 'Hey {{ tags.name }}, half price' } }],
+      experiment: { test_share: 1 },
+    })
+    const done = await waitForBroadcast(t, project, id) as unknown as View
+    expect(done).toMatchObject({ status: 'sent', audience: 6, delivered: 6 })
+    const payloads = pushesOf(id).map((r) => r.payload as { title: string; body: string; variant: string })
+    expect(payloads).toHaveLength(6)
+    for (const p of payloads) {
+      const name = p.variant === 'a' ? /^Hi (\w+)$/.exec(p.title)?.[1] : /^Hey (\w+), half price$/.exec(p.title)?.[1]
+      expect(['Ada', 'Bo', 'Cy', 'Di', 'Ed', 'Flo']).toContain(name)
+      expect(p.body).toBe(p.variant === 'a' ? 'Twenty percent off' : 'Our sale')
+    }
+    // A variant that does not parse is refused naming it.
+    const bad = await t.app.inject({ method: 'POST', url: '/v1/send', headers: project.auth, payload: { target: { type: 'all' }, template_id: template, variants: [{ key: 'a', notification: { title: '{{ tags.name' } }, variants[1]], experiment: {} } })
+    expect([bad.statusCode, bad.json().error.code]).toEqual([400, 'template_invalid'])
+    expect(bad.json().error.message).toContain('variants.0.notification.title')
+  })
+
+  it('throttled: each pass takes slots for the pushes it sends', async () => {
+    await browsers(8)
+    const id = await send(t, project, { target: { type: 'all' }, notification, variants, experiment: { test_share: 0.5 }, throttle_per_minute: 6000 })
+    const tested = await testDelivered(id, 1)
+    const size = tested.experiment!.variants.reduce((n, v) => n + v.audience, 0)
+    await testDelivered(id, size)
+    const planned = await t.ctx.db.query<{ throttle_planned: number }>('SELECT throttle_planned FROM broadcasts WHERE id = $1', [id])
+    expect(planned.rows[0].throttle_planned).toBe(size)
+    await decideNow(id)
+    expect(await waitForBroadcast(t, project, id)).toMatchObject({ status: 'sent', delivered: 8 })
+    const after = await t.ctx.db.query<{ throttle_planned: number }>('SELECT throttle_planned FROM broadcasts WHERE id = $1', [id])
+    expect(after.rows[0].throttle_planned).toBe(8)
+  })
+
+  it('scheduled: the test starts when the broadcast fires, and decide_after counts from then', async () => {
+    await browsers(4)
+    const at = Date.now() + 1500
+    const id = await send(t, project, { target: { type: 'all' }, notification, variants, experiment: { test_share: 0.5, decide_after: '30m' }, scheduled_at: at })
+    expect((await view(id)).experiment).toMatchObject({ phase: 'waiting', decide_at: null })
+    const fired = await waitForBroadcast(t, project, id, (s) => s.status === 'sending') as unknown as View
+    expect(fired.experiment!.phase).toBe('testing')
+    expect(fired.experiment!.decide_at).toBeGreaterThanOrEqual(at + 30 * 60_000)
+    // Deciding a test that has not started is refused.
+    const early = await send(t, project, { target: { type: 'all' }, notification, variants, experiment: {}, scheduled_at: Date.now() + 3_600_000 })
+    const res = await t.app.inject({ method: 'POST', url: `/v1/broadcasts/${early}/experiment/decide`, headers: project.auth, payload: {} })
+    expect([res.statusCode, res.json().error.code]).toEqual([409, 'experiment_not_decidable'])
+  })
+})
+
 describe('a send with variants', () => {
   const base = { target: { type: 'all' }, notification }
   async function refused(body: object) {
