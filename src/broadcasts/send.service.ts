@@ -21,47 +21,19 @@ import { recordAudit } from '../audit/audit.store.ts'
 import { resolveSend, type ResolvedBody } from '../templates/resolve-send.ts'
 import { hasMarkup } from '../templates/liquid.ts'
 import { BROADCAST_PAYLOAD_VERSION } from './payload-version.ts'
+import { checkClickUrl, checkMediaForm } from './send-checks.ts'
 import { checkExperimentForm, createExperiment, resolveVariants } from '../experiments/experiment-send.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
 export const MAX_SCHEDULE_AHEAD_MS = 90 * 24 * 60 * 60 * 1000
-/** api.md §8: an HTTPS icon or image URL is at most 2048 chars. */
-const MAX_MEDIA_URL_LENGTH = 2048
 
 export interface SendDeps {
   db: Database
   config: Config
 }
 
-/**
- * The form of an icon or image before anything is stored: an HTTPS URL of at
- * most 2048 chars, or some data: URL (whose content resolveMedia checks).
- */
-export function checkMediaForm(kind: MediaKind, value: string | undefined): void {
-  // With variables, the template checks it (templates/personalization.ts) and each rendered URL is checked again.
-  if (value === undefined || hasMarkup(value)) return
-  const https = /^https:\/\//i.test(value)
-  const data = /^data:/i.test(value)
-  if ((https && value.length <= MAX_MEDIA_URL_LENGTH) || data) return
-  const code = kind === 'icon' ? 'invalid_icon' : 'invalid_image'
-  const message = https
-    ? `notification.${kind} is an HTTPS URL of ${value.length} chars; at most ${MAX_MEDIA_URL_LENGTH} are allowed.`
-    : `notification.${kind} must be an HTTPS URL or a data: URL.`
-  throw new AppError(code, message)
-}
-
-/** An absolute click URL must parse; the schema's pattern only checks its outline. */
-export function checkClickUrl(url: string, path = 'notification.url'): void {
-  if (url.startsWith('/')) return
-  try {
-    new URL(url)
-  } catch {
-    throw invalidField(path, 'must be an absolute http(s) URL or a path starting with /')
-  }
-}
-
 /** Action ids are unique (a click is counted under its id) and their URLs parse; the schema checked the rest. */
-export function checkActions(actions: NotificationAction[] | undefined): void {
+function checkActions(actions: NotificationAction[] | undefined): void {
   const seen = new Set<string>()
   actions?.forEach((action, i) => {
     if (seen.has(action.action)) throw invalidField(`notification.actions.${i}.action`, `"${action.action}" is already the id of another action; each must be unique`)

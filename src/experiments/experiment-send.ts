@@ -10,7 +10,7 @@ import { resolveMedia, type MediaKind } from '../media/media.service.ts'
 import { hasMarkup } from '../templates/liquid.ts'
 import { compileNotification, type Personalization } from '../templates/personalization.ts'
 import type { NotificationAction, NotificationInput, SendBody } from '../broadcasts/broadcasts.schemas.ts'
-import { checkClickUrl, checkMediaForm } from '../broadcasts/send.service.ts'
+import { checkClickUrl, checkMediaForm } from '../broadcasts/send-checks.ts'
 import {
   CONFIDENCE, DEFAULT_DECIDE_AFTER, DEFAULT_METRIC, DEFAULT_MIN_PER_VARIANT, DEFAULT_ON_INCONCLUSIVE, DEFAULT_TEST_SHARE,
   MAX_DECIDE_AFTER_MS, MIN_DECIDE_AFTER_MS, type VariantInput,

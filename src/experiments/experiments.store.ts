@@ -77,15 +77,15 @@ export async function insertExperiment(q: Queryable, broadcastId: string, projec
   )
 }
 
-const EXPERIMENT_COLUMNS = `broadcast_id, project_id, test_share, metric, decide_after_ms::float8 AS decide_after_ms, min_per_variant, on_inconclusive, confidence,
-  phase, decide_at, winner, decision, decided_at`
+const EXPERIMENT_COLUMNS = `e.broadcast_id, e.project_id, e.test_share, e.metric, e.decide_after_ms::float8 AS decide_after_ms, e.min_per_variant, e.on_inconclusive, e.confidence,
+  e.phase, e.decide_at, e.winner, e.decision, e.decided_at`
 const VARIANT_COLUMNS = 'broadcast_id, key, position, title, body, icon, image, url, actions, audience, sent, delivered, failed, clicked, dismissed, shown'
 
 /** The experiments of these broadcasts (of one project), with their variants. */
 export async function findExperiments(q: Queryable, projectId: string, broadcastIds: string[]): Promise<Map<string, Experiment>> {
   if (broadcastIds.length === 0) return new Map()
   const found = await q.query<ExperimentRow>(
-    `SELECT ${EXPERIMENT_COLUMNS} FROM broadcast_experiments WHERE project_id = $1 AND broadcast_id = ANY ($2::text[])`,
+    `SELECT ${EXPERIMENT_COLUMNS} FROM broadcast_experiments e WHERE e.project_id = $1 AND e.broadcast_id = ANY ($2::text[])`,
     [projectId, broadcastIds],
   )
   const byId = new Map(found.rows.map((row) => [row.broadcast_id, { ...row, variants: [] as VariantRow[] }]))
@@ -98,13 +98,20 @@ export async function findExperiments(q: Queryable, projectId: string, broadcast
   return byId
 }
 
-/** One broadcast's experiment, its row locked (FOR UPDATE) when asked: the decision job and a person deciding take it first. */
+/**
+ * One broadcast's experiment with its variants, in one statement (fan-out
+ * reads it once per batch), its row locked (FOR UPDATE) when asked: the
+ * decision job and a person deciding take it first.
+ */
 export async function findExperiment(q: Queryable, broadcastId: string, lock = false): Promise<Experiment | null> {
-  const found = await q.query<ExperimentRow>(`SELECT ${EXPERIMENT_COLUMNS} FROM broadcast_experiments WHERE broadcast_id = $1${lock ? ' FOR UPDATE' : ''}`, [broadcastId])
-  const row = found.rows[0]
-  if (!row) return null
-  const variants = await q.query<VariantRow>(`SELECT ${VARIANT_COLUMNS} FROM broadcast_variants WHERE broadcast_id = $1 ORDER BY position`, [broadcastId])
-  return { ...row, variants: variants.rows }
+  const found = await q.query<Experiment>(
+    `SELECT ${EXPERIMENT_COLUMNS},
+            (SELECT COALESCE(json_agg(json_build_object(${VARIANT_COLUMNS.split(', ').filter((c) => c !== 'broadcast_id').map((c) => `'${c}', v.${c}`).join(', ')}) ORDER BY v.position), '[]')
+               FROM broadcast_variants v WHERE v.broadcast_id = e.broadcast_id) AS variants
+       FROM broadcast_experiments e WHERE e.broadcast_id = $1${lock ? ' FOR UPDATE OF e' : ''}`,
+    [broadcastId],
+  )
+  return found.rows[0] ?? null
 }
 
 /** waiting → testing (or complete with no winner phase), and when the decision is due. */
