@@ -31,9 +31,14 @@ export function inPart(experiment: Experiment, broadcastId: string, recipients: 
   return recipients.filter((r) => (variantOf(experiment, broadcastId, r.id) === null) === (part === 'rest'))
 }
 
-/** The broadcast with a variant's content in place of its own. */
+/**
+ * The broadcast with a variant's content in place of its own. Without the
+ * languages of a template: a language's version would replace the variant's
+ * text, and the test would compare nothing (docs/experiments.md).
+ */
 function withContent(broadcast: SendingBroadcast, content: VariantContent): SendingBroadcast {
-  return { ...broadcast, title: content.title, body: content.body, icon: content.icon, image: content.image, url: content.url, actions: content.actions }
+  const personalization = broadcast.personalization ? { ...broadcast.personalization, localized: {} } : null
+  return { ...broadcast, title: content.title, body: content.body, icon: content.icon, image: content.image, url: content.url, actions: content.actions, personalization }
 }
 
 /**
