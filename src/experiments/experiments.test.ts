@@ -201,9 +201,14 @@ describe('an A/B test', () => {
 
 describe('an A/B test with the rest of Herald', () => {
   it('with a template and variables, to a segment: each variant rendered per subscriber', async () => {
-    for (const name of ['Ada', 'Bo', 'Cy', 'Di', 'Ed', 'Flo']) await subscribeBrowser(t, project, push, { tags: { name } })
+    for (const name of ['Ada', 'Bo', 'Cy', 'Di', 'Ed']) await subscribeBrowser(t, project, push, { tags: { name } })
+    // A French subscriber: the template's French version does not replace the variant's text.
+    await t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { ...push.createSubscription(), tags: { name: 'Flo' }, locale: 'fr' } })
     await subscribeBrowser(t, project, push) // no name: outside the segment
-    const template = (await t.app.inject({ method: 'POST', url: '/v1/templates', headers: project.auth, payload: { name: 'Sale', notification: { title: 'Hi {{ tags.name }}', body: 'Our sale' } } })).json().id
+    const template = (await t.app.inject({
+      method: 'POST', url: '/v1/templates', headers: project.auth,
+      payload: { name: 'Sale', notification: { title: 'Hi {{ tags.name }}', body: 'Our sale' }, localized: { fr: { title: 'Salut {{ tags.name }}', body: 'Nos soldes' } } },
+    })).json().id
     const id = await send(t, project, {
       target: { type: 'segment', filter: { tag: 'name', exists: true } },
       template_id: template,
