@@ -192,3 +192,8 @@ export async function findClickLinkBroadcast(q: Queryable, id: string): Promise<
   )
   return result.rows[0] ?? null
 }
+
+/** The broadcast, inserted by this transaction, carries an A/B test (experiments/): fan-out reads the test for it. */
+export async function markHasExperiment(q: Queryable, id: string): Promise<void> {
+  await q.query('UPDATE broadcasts SET has_experiment = true WHERE id = $1', [id])
+}

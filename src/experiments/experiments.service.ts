@@ -17,7 +17,7 @@ import { isId } from '../platform/ids.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import type { Job, JobHandlers } from '../platform/jobs/worker.ts'
 import { deleteBroadcastJobs } from '../platform/jobs/jobs.store.ts'
-import { addOutcomes, emptyDelta } from '../broadcasts/broadcast-state.ts'
+import { addOutcomes, addPendingBatch, emptyDelta } from '../broadcasts/broadcast-state.ts'
 import { BROADCAST_PAYLOAD_VERSION } from '../broadcasts/payload-version.ts'
 import type { BroadcastRecord } from '../broadcasts/broadcasts.store.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
@@ -50,7 +50,7 @@ export async function startTestIn(tx: Queryable, broadcastId: string): Promise<v
   const decideAt = new Date(Date.now() + experiment.decide_after_ms)
   await startTest(tx, broadcastId, decideAt)
   await enqueue(tx, 'decide_experiment', { broadcast_id: broadcastId }, { runAt: decideAt, payloadVersion: BROADCAST_PAYLOAD_VERSION })
-  await tx.query('UPDATE broadcasts SET pending_batches = pending_batches + 1 WHERE id = $1', [broadcastId])
+  await addPendingBatch(tx, broadcastId)
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Queryable } from '../platform/db/database.ts'
 import type { NotificationAction } from '../broadcasts/broadcasts.schemas.ts'
 import type { ExperimentMetric, ExperimentPhase, OnInconclusive } from './experiments.schemas.ts'
 import type { Decision } from './decision.ts'
+import { markHasExperiment } from '../broadcasts/broadcasts.store.ts'
 
 export interface VariantContent {
   key: string
@@ -52,7 +53,7 @@ export interface Experiment extends ExperimentRow {
 
 export async function insertExperiment(q: Queryable, broadcastId: string, projectId: string, config: ExperimentConfig, variants: VariantContent[]): Promise<void> {
   // The broadcast was inserted by this transaction: nobody else sees it yet.
-  await q.query('UPDATE broadcasts SET has_experiment = true WHERE id = $1', [broadcastId])
+  await markHasExperiment(q, broadcastId)
   await q.query(
     `INSERT INTO broadcast_experiments (broadcast_id, project_id, test_share, metric, decide_after_ms, min_per_variant, on_inconclusive, confidence)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,

@@ -284,6 +284,14 @@ describe('a send with variants', () => {
     expect(await refused({ variants: [{ key: 'a', notification: { url: '//evil.example' } }, variants[1]], experiment: {} })).toEqual([400, 'invalid_request', 'variants.0.notification.url'])
   })
 
+  it('is checked the same by a dry run, which creates nothing', async () => {
+    const dry = await t.app.inject({ method: 'POST', url: '/v1/send', headers: project.auth, payload: { ...base, variants, experiment: {}, dry_run: true } })
+    expect(dry.statusCode).toBe(200)
+    expect(await refused({ variants, dry_run: true })).toEqual([400, 'invalid_experiment', 'variants'])
+    const rows = await t.ctx.db.query('SELECT count(*)::int AS n FROM broadcast_experiments WHERE project_id = $1', [project.id])
+    expect(rows.rows[0].n).toBe(0)
+  })
+
   it('keeps its defaults out of the body, so a retry with the same Idempotency-Key replays', async () => {
     const body = { ...base, variants, experiment: {} }
     const headers = { ...project.auth, 'idempotency-key': 'ab-test-1' }
