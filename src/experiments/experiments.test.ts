@@ -15,7 +15,7 @@ let project: TestProject
 
 beforeAll(async () => {
   push = await startPushService()
-  t = await createTestApp({ HERALD_FANOUT_BATCH_SIZE: '10', HERALD_ENCRYPT_THREADS: '1', HERALD_SCHEDULER_INTERVAL_MS: '50' }, { worker: true })
+  t = await createTestApp({ HERALD_FANOUT_BATCH_SIZE: '10', HERALD_ENCRYPT_THREADS: '1', HERALD_SCHEDULER_INTERVAL_MS: '50', HERALD_PUSH_RETRY_BASE_MS: '100' }, { worker: true })
 })
 afterAll(async () => {
   await t.close()
@@ -228,6 +228,23 @@ describe('an A/B test with the rest of Herald', () => {
     const bad = await t.app.inject({ method: 'POST', url: '/v1/send', headers: project.auth, payload: { target: { type: 'all' }, template_id: template, variants: [{ key: 'a', notification: { title: '{{ tags.name' } }, variants[1]], experiment: {} } })
     expect([bad.statusCode, bad.json().error.code]).toEqual([400, 'template_invalid'])
     expect(bad.json().error.message).toContain('variants.0.notification.title')
+  })
+
+  it('a retried push keeps its variant, and counts once on it', async () => {
+    const subs = await browsers(6)
+    for (const s of subs) push.fail(s.endpoint, { status: 503, times: 1 })
+    const id = await send(t, project, { target: { type: 'all' }, notification, variants, experiment: { test_share: 1 } })
+    const done = await waitForBroadcast(t, project, id) as unknown as View
+    expect(done).toMatchObject({ status: 'sent', delivered: 6 })
+    expect(push.rejected.length).toBe(6)
+    for (const s of subs) {
+      expect(push.receivedFor(s.endpoint).map((r) => (r.payload as { variant: string }).variant)).toEqual([['a', 'b'][assignVariant(id, s.id, 1, 2)!]])
+    }
+    const e = done.experiment!
+    expect(e.variants.reduce((n, v) => n + v.audience, 0)).toBe(6)
+    expect(e.variants.reduce((n, v) => n + v.sent, 0)).toBe(6)
+    expect(e.variants.reduce((n, v) => n + v.delivered, 0)).toBe(6)
+    expect(e.variants.reduce((n, v) => n + v.failed, 0)).toBe(0)
   })
 
   it('throttled: each pass takes slots for the pushes it sends', async () => {
