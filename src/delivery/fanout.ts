@@ -10,7 +10,8 @@
 // first, which also ends a run that lost its lease before it writes
 // anything), then subscribers (and through their trigger project_counters),
 // then rows inserted (events, webhook deliveries, jobs: new rows wait for
-// nobody), then the broadcasts rows, in id order when there are several,
+// nobody), then an A/B test's broadcast_variants rows (in broadcast and key
+// order, experiments.store.ts addVariantCounts), then the broadcasts rows, in id order when there are several,
 // never FOR UPDATE (FOR NO KEY UPDATE, which no foreign key check of a row
 // inserted meanwhile conflicts with), and push_usage last. The
 // broadcast row every batch of a broadcast updates is so taken at the end of
@@ -32,7 +33,7 @@
 // send; their outcomes are recorded as usual. Retry jobs queued before the
 // stop find it canceled when they run and end the same way.
 import type { Logger } from 'pino'
-import type { Database } from '../platform/db/database.ts'
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import { RetryLater, retryWhileLeased, type Job, type JobHandlers } from '../platform/jobs/worker.ts'
 import { monthlyPushLimitError } from '../broadcasts/push-budget.ts'
@@ -287,9 +288,11 @@ export async function sendAndRecord(
       )
       added++
     }
-    // The test's counts per variant, one statement, before the broadcast row (the lock order).
-    if (test) await addVariantCounts(tx, variantDeltas(test, broadcast.id, job.kind === 'push_batch' ? audience : null, job.kind === 'push_retry' ? null : sendTo, outcomes))
-    return recordBatch(tx, broadcast, outcomes, added - 1)
+    // An A/B test's counts per variant, one statement, after the subscribers' rows and before the broadcast row (the lock order).
+    const variantCounts = test
+      ? (q: Queryable) => addVariantCounts(q, variantDeltas(test, broadcast.id, job.kind === 'push_batch' ? audience : null, job.kind === 'push_retry' ? null : sendTo, outcomes))
+      : undefined
+    return recordBatch(tx, broadcast, outcomes, added - 1, variantCounts)
   }))
   deps.log.debug(
     {
