@@ -31,6 +31,7 @@ import { registerSendRoutes } from './broadcasts/send.routes.ts'
 import { registerBroadcastsRoutes } from './broadcasts/broadcasts.routes.ts'
 import { registerBroadcastExportRoutes } from './broadcasts/export.routes.ts'
 import { registerTestDeviceRoutes } from './test-devices/test-devices.routes.ts'
+import { registerExperimentsRoutes } from './experiments/experiments.routes.ts'
 import { registerNotificationRoutes } from './broadcasts/notification.routes.ts'
 import { registerEventsRoutes } from './events/events.routes.ts'
 import { registerWebhooksRoutes } from './webhooks/webhooks.routes.ts'
@@ -148,6 +149,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   registerBroadcastsRoutes(app, ctx)
   registerBroadcastExportRoutes(app, ctx)
   registerTestDeviceRoutes(app, ctx)
+  registerExperimentsRoutes(app, ctx)
   registerNotificationRoutes(app, ctx)
   registerEventsRoutes(app, ctx)
   registerWebhooksRoutes(app, ctx)

@@ -47,7 +47,7 @@ export function createWorker(ctx: AppContext): BackgroundWorker {
   const worker = new JobWorker(ctx.db, handlers, {
     // Version 2 (issue 24): fan-out renders personalized broadcasts, and plans local-time waves
     // (delivery/waves.ts); a worker of 0.2.0 leaves such jobs to this release.
-    payloadVersions: { fire_broadcast: BROADCAST_PAYLOAD_VERSION, fanout_broadcast: BROADCAST_PAYLOAD_VERSION, push_batch: BROADCAST_PAYLOAD_VERSION, push_retry: BROADCAST_PAYLOAD_VERSION },
+    payloadVersions: { fire_broadcast: BROADCAST_PAYLOAD_VERSION, fanout_broadcast: BROADCAST_PAYLOAD_VERSION, push_batch: BROADCAST_PAYLOAD_VERSION, push_retry: BROADCAST_PAYLOAD_VERSION, decide_experiment: BROADCAST_PAYLOAD_VERSION },
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.schedulerIntervalMs,
     leaseMs: config.jobLeaseMs,

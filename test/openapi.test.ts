@@ -81,6 +81,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /v1/test-devices': 'listTestDevices', 'POST /v1/test-devices': 'addTestDevice', 'POST /v1/test-devices/send': 'sendTestToMe',
   'DELETE /v1/test-devices/{id}': 'removeTestDevice',
   'DELETE /v1/broadcasts/{id}': 'cancelBroadcast', 'POST /v1/broadcasts/{id}/stop': 'stopBroadcast',
+  'POST /v1/broadcasts/{id}/experiment/decide': 'decideExperiment',
   'GET /v1/notifications/{broadcast_id}': 'getNotification', 'GET /c/{token}': 'openClickLink',
   'POST /v1/webhooks': 'createWebhook', 'GET /v1/webhooks': 'listWebhooks', 'GET /v1/webhooks/{id}': 'getWebhook',
   'PATCH /v1/webhooks/{id}': 'updateWebhook', 'DELETE /v1/webhooks/{id}': 'deleteWebhook',

@@ -12,6 +12,7 @@ import { BEARER_ROUTES, MEMBER_ROUTES, routeName, type BearerRouteCase, type Rou
 import { allows, KEY_SCOPES, ROLES, type KeyScope, type Permission, type Role } from '../src/access/access.ts'
 import { ADMIN_TOKEN } from './support/app.ts'
 import { subscription } from '../src/subscribers/subscribers.fixtures.ts'
+import { runningExperiment } from '../src/experiments/experiments.fixtures.ts'
 
 const DAY = 86_400_000
 const TABLE = [...BEARER_ROUTES, ...MEMBER_ROUTES]
@@ -64,7 +65,8 @@ async function populate(project: TestProject, tag: string): Promise<RouteIds> {
   const rotate = () => t.app.inject({ method: 'POST', url: `/admin/v1/projects/${project.id}/vapid-keys/rotate`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
   const spareVapidKey = (await ok(await rotate())).vapid_key.id
   await ok(await rotate())
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, member, invite, spareVapidKey }
+  const experimentBroadcast = await runningExperiment(t, project)
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, experimentBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, member, invite, spareVapidKey }
 }
 
 function send(route: BearerRouteCase, ids: RouteIds, headers: Record<string, string>) {

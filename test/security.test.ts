@@ -9,6 +9,7 @@ import { ADMIN_ROUTES, BEARER_ROUTES, BROWSER_ROUTES, MEMBER_ROUTES, SESSION_ROU
 import { subscription } from '../src/subscribers/subscribers.fixtures.ts'
 import { addMember } from './support/members.ts'
 import { clickLinkKey, clickToken } from '../src/broadcasts/click-link.ts'
+import { runningExperiment } from '../src/experiments/experiments.fixtures.ts'
 
 const ORIGIN = 'https://shop.example.com'
 const DAY = 24 * 60 * 60 * 1000
@@ -57,7 +58,8 @@ async function populate(project: TestProject): Promise<RouteIds> {
   // An account of the project's (a viewer), for the operator's password reset link.
   const accountEmail = `viewer-${project.id.slice(-6)}@example.com`
   await addMember(t, project.id, accountEmail, 'viewer')
-  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, accountEmail }
+  const experimentBroadcast = await runningExperiment(t, project)
+  return { project: project.id, group, subscriber, endpoint: body.endpoint as string, externalId, broadcast, pendingBroadcast, experimentBroadcast, webhook, template, apiKeyId: project.apiKeyId, spareApiKeyId, accountEmail }
 }
 
 /** Every row that belongs to the project, in a stable order. */

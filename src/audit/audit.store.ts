@@ -11,6 +11,7 @@ export const AUDIT_ACTIONS = [
   'broadcast.schedule',
   'broadcast.stop',
   'broadcast.cancel',
+  'broadcast.experiment_decide',
   'subscriber.erase',
   'subscriber.tags',
   'subscriber.import',

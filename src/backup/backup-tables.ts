@@ -57,6 +57,13 @@ export const BACKUP_TABLES: BackupTable[] = [
   { name: 'broadcasts', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   // The numbers over time (issue 25, docs/stats.md): derived from events a backup leaves out, so kept as they are.
   { name: 'stats_hourly', key: [['project_id', 'text'], ['hour', 'timestamptz']], ofProjects: 't.project_id = ANY($1)' },
+  // A/B tests (issue 25): the variants' content, counts and decision stay with their broadcast.
+  { name: 'broadcast_experiments', key: [['broadcast_id', 'text']], ofProjects: 't.project_id = ANY($1)' },
+  {
+    name: 'broadcast_variants',
+    key: [['broadcast_id', 'text'], ['key', 'text']],
+    ofProjects: 't.broadcast_id IN (SELECT broadcast_id FROM broadcast_experiments WHERE project_id = ANY($1))',
+  },
   { name: 'push_usage', key: [['project_id', 'text'], ['month', 'date']], ofProjects: 't.project_id = ANY($1)' },
   { name: 'audit_log', key: [['id', 'text']], ofProjects: 't.project_id = ANY($1)' },
   {

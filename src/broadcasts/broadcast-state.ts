@@ -34,10 +34,10 @@ import type { WaveInputs } from '../delivery/waves.ts'
 export type SendingBroadcast = Pick<
   BroadcastRow,
   | 'id' | 'project_id' | 'status' | 'target' | 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions' | 'ttl' | 'urgency' | 'topic' | 'reserved'
-  | 'audience' | 'started_at' | 'throttle_per_minute' | 'personalization' | 'send_class' | 'on_capped'
+  | 'audience' | 'started_at' | 'throttle_per_minute' | 'personalization' | 'send_class' | 'on_capped' | 'has_experiment'
 >
 
-const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at, throttle_per_minute, personalization, send_class, on_capped'
+const SENDING_COLUMNS = 'id, project_id, status, target, title, body, icon, image, url, actions, ttl, urgency, topic, reserved, audience, started_at, throttle_per_minute, personalization, send_class, on_capped, has_experiment'
 
 /** The broadcast as fan-out needs it, locked (FOR NO KEY UPDATE) when asked. */
 export async function findSendingBroadcast(q: Queryable, id: string, lock = false): Promise<SendingBroadcast | null> {

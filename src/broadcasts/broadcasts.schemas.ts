@@ -10,29 +10,9 @@ import { BroadcastFunnel } from './funnel.ts'
 
 const EXTERNAL_ID = '^[A-Za-z0-9_-]+$'
 const TOPIC = '^[A-Za-z0-9_-]+$'
-/**
- * notification.url: an absolute http(s) URL, or a path on the customer's site
- * ("/", "/sale?x=1"). "//host" is refused: it looks like a path but names
- * another host.
- */
-const CLICK_URL = '^(https?://[^\\s/?#]+[^\\s]*|/(?!/)[^\\s]*)$'
-/** An action button's id: what the service worker reports back when it is clicked. */
-const ACTION = '^[A-Za-z0-9_-]+$'
-/** Chrome shows at most 2 action buttons (Notification.maxActions), as do OneSignal and PushAlert. */
-export const MAX_ACTIONS = 2
-
-/** One action button of a notification (docs/decisions.md "Action buttons"). */
-export const NotificationAction = Type.Object(
-  {
-    action: Type.String({ minLength: 1, maxLength: 32, pattern: ACTION, description: 'Its id, unique in the notification: clicks on it are counted under it.' }),
-    title: Type.String({ minLength: 1, maxLength: 64, description: 'The button text.' }),
-    url: Type.Optional(
-      Type.String({ maxLength: 2048, pattern: CLICK_URL, description: "Opened on a click on this button: absolute http(s) URL or a path starting with /. Default: the notification's url." }),
-    ),
-  },
-  { additionalProperties: false },
-)
-export type NotificationAction = Static<typeof NotificationAction>
+import { CLICK_URL, MAX_ACTIONS, NotificationAction } from './notification-action.schemas.ts'
+import { ExperimentInput, ExperimentView, Variants } from '../experiments/experiments.schemas.ts'
+export { MAX_ACTIONS, NotificationAction }
 
 export const MAX_TTL = 2_419_200
 /** throttle_per_minute: one push a second at the least, as the issue asks. */
@@ -268,6 +248,9 @@ export const SendBody = Type.Object(
           'the broadcast staying sending until then). Default skip.',
       }),
     ),
+    // An A/B test (docs/experiments.md); no schema defaults (experiments/experiment-send.ts applies them).
+    variants: Type.Optional(Variants),
+    experiment: Type.Optional(ExperimentInput),
     dry_run: Type.Optional(
       Type.Boolean({
         default: false,
@@ -434,6 +417,8 @@ export const BroadcastView = Type.Object({
   ),
   held: Type.Integer({ minimum: 0, description: "Of waiting, those held by the project's quiet hours." }),
   skipped: Type.Integer({ minimum: 0, description: 'Subscribers not pushed because their local time had passed (past: skip); not in audience.' }),
+  // Absent without variants: the view of a broadcast without a test is what it was before tests existed.
+  experiment: Type.Optional(ExperimentView),
   /** Why a failed broadcast failed (e.g. the monthly cap at fire time); null otherwise. */
   failure_reason: NullableString,
   scheduled_at: NullableTime,

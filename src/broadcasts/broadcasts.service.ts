@@ -11,6 +11,7 @@ import type { PushService } from '../subscribers/subscribers.schemas.ts'
 import { readPage } from '../platform/paging.ts'
 import type { AuditContext } from '../audit/audit-context.ts'
 import { recordAudit } from '../audit/audit.store.ts'
+import { withExperiments } from '../experiments/experiments.service.ts'
 
 const DEFAULT_PAGE_SIZE = 50
 
@@ -98,7 +99,8 @@ function notFound(id: string): AppError {
 export async function getBroadcast(q: Queryable, projectId: string, id: string): Promise<BroadcastView> {
   const row = isId('bdc', id) ? await findBroadcast(q, projectId, id) : null
   if (!row) throw notFound(id)
-  return toBroadcastView(row)
+  const [view] = await withExperiments(q, projectId, [row], [toBroadcastView(row)])
+  return view
 }
 
 export async function listBroadcastViews(
@@ -108,7 +110,7 @@ export async function listBroadcastViews(
 ): Promise<{ broadcasts: BroadcastView[]; next_cursor: string | null }> {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE
   const { rows, next_cursor } = await readPage(limit, (n) => listBroadcasts(q, projectId, { limit: n, cursor: query.cursor, status: query.status }))
-  return { broadcasts: rows.map(toBroadcastView), next_cursor }
+  return { broadcasts: await withExperiments(q, projectId, rows, rows.map(toBroadcastView)), next_cursor }
 }
 
 export async function cancelBroadcast(db: Database, audit: AuditContext, projectId: string, id: string): Promise<void> {

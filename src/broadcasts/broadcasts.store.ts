@@ -22,6 +22,8 @@ export interface BroadcastRow {
   url: string
   /** notification.actions as sent; [] when none. */
   actions: NotificationAction[]
+  /** An A/B test goes with it (migration 0032, experiments/). */
+  has_experiment: boolean
   ttl: number
   urgency: string
   topic: string | null
@@ -92,7 +94,7 @@ export type NewBroadcast = Pick<
   | 'ttl' | 'urgency' | 'topic' | 'audience' | 'reserved' | 'scheduled_at' | 'throttle_per_minute' | 'personalization' | 'timing' | 'send_class' | 'on_capped'
 >
 
-const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, ttl, urgency, topic,
+const COLUMNS = `id, project_id, status, source, target, title, body, icon, image, url, actions, has_experiment, ttl, urgency, topic,
   audience, reserved, delivered, failed, clicked, clicked_by_action, dismissed, retrying,
   failed_gone, failed_rejected, failed_unreachable, failed_skipped, personalization, failed_capped, send_class, on_capped, failed_vapid_key_mismatch,
   fcm_delivered, fcm_failed, fcm_retrying, mozilla_delivered, mozilla_failed, mozilla_retrying,
@@ -190,4 +192,9 @@ export async function findClickLinkBroadcast(q: Queryable, id: string): Promise<
     [id],
   )
   return result.rows[0] ?? null
+}
+
+/** The broadcast, inserted by this transaction, carries an A/B test (experiments/): fan-out reads the test for it. */
+export async function markHasExperiment(q: Queryable, id: string): Promise<void> {
+  await q.query('UPDATE broadcasts SET has_experiment = true WHERE id = $1', [id])
 }

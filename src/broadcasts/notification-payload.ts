@@ -15,6 +15,8 @@ export interface NotificationContent {
   url: string
   /** The action buttons; [] when none. */
   actions: NotificationAction[]
+  /** An A/B test's variant this push is (docs/experiments.md); absent (or null) otherwise. */
+  variant?: string | null
 }
 
 /** The push payload's JSON: also the body of GET /v1/notifications/:broadcast_id. */
@@ -29,6 +31,8 @@ export const NotificationPayload = Type.Object({
   url: Type.String(),
   // Absent without actions, so a notification without them is the same bytes as before they existed.
   actions: Type.Optional(Type.Array(NotificationAction)),
+  // Additive (decisions.md §4): the A/B test variant, which the service worker echoes in its beacons.
+  variant: Type.Optional(Type.String({ description: "The A/B test variant this push is (docs/experiments.md); absent outside a test and for the rest of the audience." })),
 })
 export type NotificationPayload = Static<typeof NotificationPayload>
 
@@ -45,5 +49,6 @@ export function fullPayload(content: NotificationContent): NotificationPayload {
   if (content.icon) payload.icon = content.icon
   if (content.image) payload.image = content.image
   if (content.actions.length > 0) payload.actions = content.actions
+  if (content.variant) payload.variant = content.variant
   return payload
 }

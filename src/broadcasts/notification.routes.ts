@@ -11,6 +11,7 @@ import { AppError } from '../platform/errors.ts'
 import { fullPayload, NotificationPayload } from './notification-payload.ts'
 import { findBroadcast } from './broadcasts.store.ts'
 import { ErrorBody } from '../platform/http/shared-schemas.ts'
+import { experimentContent } from '../experiments/experiments.service.ts'
 
 export function registerNotificationRoutes(app: App, ctx: AppContext): void {
   app.get(
@@ -22,7 +23,10 @@ export function registerNotificationRoutes(app: App, ctx: AppContext): void {
         summary: "A broadcast's notification content, for the service worker",
         security: [],
         params: Type.Object({ broadcast_id: Type.String({ maxLength: 64 }) }),
-        querystring: Type.Object({ project: Type.Optional(Type.String()) }),
+        querystring: Type.Object({
+          project: Type.Optional(Type.String()),
+          variant: Type.Optional(Type.String({ maxLength: 16, description: "An A/B test's variant, as the push's stub named it: that variant's content (docs/experiments.md)." })),
+        }),
         response: { 200: NotificationPayload, 400: ErrorBody, 404: ErrorBody },
       },
     },
@@ -34,7 +38,9 @@ export function registerNotificationRoutes(app: App, ctx: AppContext): void {
       // Scheduled and canceled broadcasts have sent nothing: their content is not out yet.
       if (!broadcast || broadcast.status === 'scheduled' || broadcast.status === 'canceled') throw new AppError('broadcast_not_found')
       reply.header('Cache-Control', 'private, max-age=300')
-      return fullPayload({ ...broadcast, project_id: project.id, broadcast_id: broadcast.id })
+      // An A/B test: the variant the stub named, or for the rest of the audience the winner's content.
+      const content = broadcast.has_experiment ? await experimentContent(ctx.db, broadcast.id, request.query.variant) : null
+      return fullPayload({ ...broadcast, ...(content ?? {}), project_id: project.id, broadcast_id: broadcast.id })
     },
   )
 }

@@ -15,6 +15,8 @@ export interface FetchStub {
   project_id: string
   broadcast_id: string
   fetch: true
+  /** The A/B test variant: the service worker fetches that variant's content (and echoes it in beacons). */
+  variant?: string
 }
 
 const ELLIPSIS = '…'
@@ -51,7 +53,7 @@ function withCutBody(herald: object, form: DeclarativeForm): Buffer | null {
  */
 export function pushPlaintext(content: NotificationContent, declarative: DeclarativeContext | null = null): Buffer {
   const full = fullPayload(content)
-  const stub: FetchStub = { v: 1, project_id: content.project_id, broadcast_id: content.broadcast_id, fetch: true }
+  const stub: FetchStub = { v: 1, project_id: content.project_id, broadcast_id: content.broadcast_id, fetch: true, ...(content.variant ? { variant: content.variant } : {}) }
   const whole = declarative && declarativeForm(content, declarative, 'full')
   const lean = declarative && declarativeForm(content, declarative, 'lean')
   const candidates = whole && lean ? [{ ...full, ...whole }, { ...full, ...lean }, { ...stub, ...lean }] : [full]

@@ -21,42 +21,15 @@ import { recordAudit } from '../audit/audit.store.ts'
 import { resolveSend, type ResolvedBody } from '../templates/resolve-send.ts'
 import { hasMarkup } from '../templates/liquid.ts'
 import { BROADCAST_PAYLOAD_VERSION } from './payload-version.ts'
+import { checkClickUrl, checkMediaForm } from './send-checks.ts'
+import { checkExperimentForm, createExperiment, resolveVariants } from '../experiments/experiment-send.ts'
 
 /** api.md §8: scheduled_at lies within 90 days. */
 export const MAX_SCHEDULE_AHEAD_MS = 90 * 24 * 60 * 60 * 1000
-/** api.md §8: an HTTPS icon or image URL is at most 2048 chars. */
-const MAX_MEDIA_URL_LENGTH = 2048
 
 export interface SendDeps {
   db: Database
   config: Config
-}
-
-/**
- * The form of an icon or image before anything is stored: an HTTPS URL of at
- * most 2048 chars, or some data: URL (whose content resolveMedia checks).
- */
-function checkMediaForm(kind: MediaKind, value: string | undefined): void {
-  // With variables, the template checks it (templates/personalization.ts) and each rendered URL is checked again.
-  if (value === undefined || hasMarkup(value)) return
-  const https = /^https:\/\//i.test(value)
-  const data = /^data:/i.test(value)
-  if ((https && value.length <= MAX_MEDIA_URL_LENGTH) || data) return
-  const code = kind === 'icon' ? 'invalid_icon' : 'invalid_image'
-  const message = https
-    ? `notification.${kind} is an HTTPS URL of ${value.length} chars; at most ${MAX_MEDIA_URL_LENGTH} are allowed.`
-    : `notification.${kind} must be an HTTPS URL or a data: URL.`
-  throw new AppError(code, message)
-}
-
-/** An absolute click URL must parse; the schema's pattern only checks its outline. */
-function checkClickUrl(url: string, path = 'notification.url'): void {
-  if (url.startsWith('/')) return
-  try {
-    new URL(url)
-  } catch {
-    throw invalidField(path, 'must be an absolute http(s) URL or a path starting with /')
-  }
 }
 
 /** Action ids are unique (a click is counted under its id) and their URLs parse; the schema checked the rest. */
@@ -176,6 +149,7 @@ export async function checkSend(q: Queryable, project: AuthedProject, body: Reso
   }
 
   const timing = checkTiming(project, body, now)
+  checkExperimentForm(project, body)
 
   const target = body.target
   if (target.type === 'group' && !(isId('grp', target.group_id) && (await groupExists(q, project.id, target.group_id)))) {
@@ -210,6 +184,8 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
   // Version 2, as every broadcast job of this release: a worker of 0.2.0 would neither render
   // variables, wait for local times or quiet hours, nor apply caps (delivery/fanout.ts).
   const payloadVersion = BROADCAST_PAYLOAD_VERSION
+  // An A/B test's variants, their media stored as the notification's (docs/experiments.md).
+  const variants = body.variants ? await resolveVariants(db, config, project, notification, body.variants, personalization) : null
 
   const id = newId('bdc', now)
   const answer: SendResponse = runAt ? { broadcast_id: id, scheduled_at: runAt.getTime() } : { broadcast_id: id }
@@ -243,6 +219,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       send_class: body.class ?? 'marketing',
       on_capped: body.on_capped ?? 'skip',
     })
+    if (variants) await createExperiment(tx, id, project.id, body, variants)
     if (runAt) await enqueue(tx, 'fire_broadcast', { broadcast_id: id }, { runAt, payloadVersion })
     else await enqueue(tx, 'fanout_broadcast', { broadcast_id: id }, { payloadVersion })
     // What was aimed at whom, not what it said: the title and body stay on the broadcast.
@@ -251,7 +228,7 @@ export async function sendBroadcast(deps: SendDeps, project: AuthedProject, body
       context: audit,
       action: runAt ? 'broadcast.schedule' : 'broadcast.send',
       target: { type: 'broadcast', id },
-      details: { target: target.type, audience, source: options.source ?? 'api', ...(runAt ? { scheduled_at: runAt.getTime() } : {}), ...(personalization?.template_id ? { template_id: personalization.template_id } : {}) },
+      details: { target: target.type, audience, source: options.source ?? 'api', ...(runAt ? { scheduled_at: runAt.getTime() } : {}), ...(personalization?.template_id ? { template_id: personalization.template_id } : {}), ...(variants ? { variants: variants.map((v) => v.key) } : {}) },
     })
   })
 

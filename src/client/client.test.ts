@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHeraldClient, HeraldApiError, ROUTES, type BroadcastFunnel, type HeraldClient, type NotificationAction } from 'herald/client'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { subscribe, subscription } from '../subscribers/subscribers.fixtures.ts'
+import { runningExperiment } from '../experiments/experiments.fixtures.ts'
 
 let t: TestApp
 let project: TestProject
@@ -101,6 +102,13 @@ describe('herald/client', () => {
     const stopped = await client.broadcasts.get(id)
     expect(stopped).toMatchObject({ status: 'canceled', pending: stopped.audience, retrying: 0, last_error: null, next_attempt_at: null })
     await expect(client.broadcasts.stop(id)).rejects.toMatchObject({ status: 409, code: 'broadcast_not_stoppable' })
+  })
+
+  it('broadcasts.decideExperiment: a person ends an A/B test, its winner in the answer; then 409 experiment_not_decidable', async () => {
+    const id = await runningExperiment(t, project)
+    const decided = await client.broadcasts.decideExperiment(id, { winner: 'b' })
+    expect(decided.experiment).toMatchObject({ phase: 'sending_winner', winner: 'b', decided_by: 'person' })
+    await expect(client.broadcasts.decideExperiment(id)).rejects.toMatchObject({ status: 409, code: 'experiment_not_decidable' })
   })
 
   it('subscribers: list with filters, get, and the three erasures', async () => {

@@ -7,6 +7,7 @@ import type { Static } from 'typebox'
 import type { BroadcastView, ListBroadcastsQuery, ListBroadcastsResponse, NotificationAction, SendBody, SendResponse } from '../broadcasts/broadcasts.schemas.ts'
 import type { DryRunResponse } from '../broadcasts/dry-run.schemas.ts'
 import type { ExportBroadcastsQuery } from '../broadcasts/export.schemas.ts'
+import type { ExperimentView } from '../experiments/experiments.schemas.ts'
 import type { Added, AddMembersBody, CreatedId, CreateGroupBody, GroupList, UpdateGroupBody } from '../groups/groups.schemas.ts'
 import type { Deleted, ListSubscribersQuery, Subscriber, SubscriberFilterQuery, SubscriberHealthCounts, SubscriberList, TagsPatchBody, Updated } from '../subscribers/subscribers.schemas.ts'
 import type { MeResponse, UpdateMeBody } from '../projects/me.schemas.ts'
@@ -29,6 +30,8 @@ export type UpdateGroupRequest = UpdateGroupBody
 export type Broadcast = BroadcastView
 /** A broadcast's funnel (Broadcast.funnel): audience → sent → delivered → shown → clicked, dismissed, with rates (docs/funnel.md). */
 export type BroadcastFunnel = BroadcastView['funnel']
+/** A broadcast's A/B test as GET /v1/broadcasts/:id shows it (docs/experiments.md). */
+export type Experiment = ExperimentView
 /** A saved template: notification fields with variables, their defaults, versions by language (docs/templates.md). */
 export type Template = TemplateView
 export type CreateTemplateRequest = CreateTemplateBody
@@ -106,6 +109,7 @@ export const ROUTES = {
   getBroadcast: ['GET', '/v1/broadcasts/{id}'],
   cancelBroadcast: ['DELETE', '/v1/broadcasts/{id}'],
   stopBroadcast: ['POST', '/v1/broadcasts/{id}/stop'],
+  decideExperiment: ['POST', '/v1/broadcasts/{id}/experiment/decide'],
   getProject: ['GET', '/v1/me'],
   updateProject: ['PATCH', '/v1/me'],
   listSubscribers: ['GET', '/v1/subscribers'],
@@ -286,6 +290,8 @@ export function createHeraldClient(options: HeraldClientOptions) {
       export: async (exportOptions: ExportBroadcastsOptions = {}) => bodyOf(await request('exportBroadcasts', { query: exportOptions })),
       /** The same, whole, as text. */
       exportText: async (exportOptions: ExportBroadcastsOptions = {}) => (await request('exportBroadcasts', { query: exportOptions })).text(),
+      /** Ends the broadcast's A/B test early: the winner (default: the leader now) goes to the rest of the audience (docs/experiments.md). */
+      decideExperiment: (id: string, body: { winner?: string } = {}) => call<Broadcast>('decideExperiment', { params: { id }, body }),
     },
     project: {
       get: async () => (await call<MeResponse>('getProject')).project,

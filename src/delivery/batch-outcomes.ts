@@ -85,7 +85,14 @@ function tally(outcomes: BatchOutcomes) {
  * last: it stays locked from that one UPDATE to the commit, not for the whole
  * transaction, so batches finishing together queue on it for a round trip each.
  */
-export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, outcomes: BatchOutcomes, jobsDelta: number): Promise<boolean> {
+export async function recordBatch(
+  q: Queryable,
+  broadcast: SendingBroadcast,
+  outcomes: BatchOutcomes,
+  jobsDelta: number,
+  /** Runs after the subscribers' rows and before the broadcast row (the lock order): an A/B test's per-variant counts. */
+  beforeBroadcastRow?: (q: Queryable) => Promise<void>,
+): Promise<boolean> {
   const event = (who: Delivered, type: 'delivered' | 'failed', meta: NewEvent['meta']): NewEvent => ({
     id: newId('evt'),
     project_id: broadcast.project_id,
@@ -115,5 +122,6 @@ export async function recordBatch(q: Queryable, broadcast: SendingBroadcast, out
   ])
   // The project's numbers over time (issue 25): one upsert, after the subscribers, before the broadcast row.
   await addStats(q, [batchStats(broadcast.project_id, outcomes)])
+  await beforeBroadcastRow?.(q)
   return addOutcomes(q, broadcast.id, tally(outcomes), jobsDelta)
 }

@@ -6,6 +6,7 @@ import type { JobHandlers } from '../platform/jobs/worker.ts'
 import { EncryptPool } from './encrypt-pool.ts'
 import { fanoutHandlers, giveUpOnBroadcast } from './fanout.ts'
 import { deferredPushHandlers } from './deferred-pushes.ts'
+import { experimentJobHandlers } from '../experiments/experiments.service.ts'
 import { PushClient } from './push-client.ts'
 import { VapidTokenCache } from './vapid.ts'
 import { PushMetrics } from './push-metrics.ts'
@@ -40,7 +41,8 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     vapidSubject: config.vapidSubject,
     pushMetrics: new PushMetrics(ctx.metrics, ctx.log),
   }
-  const handlers = { ...fanoutHandlers(fanoutDeps), ...deferredPushHandlers(fanoutDeps) }
+  // The A/B test's decision is part of its broadcast's fan-out: when it fails for good, so does the broadcast.
+  const handlers = { ...fanoutHandlers(fanoutDeps), ...deferredPushHandlers(fanoutDeps), ...experimentJobHandlers(ctx.db) }
   return {
     handlers,
     giveUp: (payload, err) => giveUpOnBroadcast(ctx.db, payload, err),

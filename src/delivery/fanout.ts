@@ -10,7 +10,8 @@
 // first, which also ends a run that lost its lease before it writes
 // anything), then subscribers (and through their trigger project_counters),
 // then rows inserted (events, webhook deliveries, jobs: new rows wait for
-// nobody), then the broadcasts rows, in id order when there are several,
+// nobody), then an A/B test's broadcast_variants rows (in broadcast and key
+// order, experiments.store.ts addVariantCounts), then the broadcasts rows, in id order when there are several,
 // never FOR UPDATE (FOR NO KEY UPDATE, which no foreign key check of a row
 // inserted meanwhile conflicts with), and push_usage last. The
 // broadcast row every batch of a broadcast updates is so taken at the end of
@@ -32,7 +33,7 @@
 // send; their outcomes are recorded as usual. Retry jobs queued before the
 // stop find it canceled when they run and end the same way.
 import type { Logger } from 'pino'
-import type { Database } from '../platform/db/database.ts'
+import type { Database, Queryable } from '../platform/db/database.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
 import { RetryLater, retryWhileLeased, type Job, type JobHandlers } from '../platform/jobs/worker.ts'
 import { monthlyPushLimitError } from '../broadcasts/push-budget.ts'
@@ -55,6 +56,9 @@ import { settleRetries } from './push-retries.ts'
 import { personalPayloads } from './personal-payloads.ts'
 import { applyFrequencyCaps } from './caps-check.ts'
 import { giveBackPushes } from '../frequency-caps/push-counts.store.ts'
+import { experimentPayloads, inPart, loadFanoutExperiment, variantDeltas, type AudiencePart } from '../experiments/experiment-fanout.ts'
+import { startTestIn } from '../experiments/experiments.service.ts'
+import { addVariantCounts, type Experiment } from '../experiments/experiments.store.ts'
 
 declare module '../platform/jobs/queue.ts' {
   /** Fan-out's job kinds (enqueued by a send, by the scheduler and by fan-out itself). */
@@ -79,6 +83,8 @@ declare module '../platform/jobs/queue.ts' {
        * its zones. Jobs with it are written at payload_version 2.
        */
       wave?: { n: number } & ZoneFilter
+      /** A broadcast with an A/B test: the part of the audience this chain pushes (experiments/experiment-fanout.ts). */
+      part?: AudiencePart
     }
     /**
      * Sends again to the subscribers whose last push asked for a retry (429,
@@ -127,7 +133,7 @@ export interface FanoutDeps extends SenderDeps {
 }
 
 /** The push's bytes; its click links are signed with the project's key (broadcasts/click-link.ts). */
-function plaintextOf(deps: FanoutDeps, broadcast: SendingBroadcast, vapidPrivate: string, domain: string | null): Buffer {
+function plaintextOf(deps: FanoutDeps, broadcast: SendingBroadcast, vapidPrivate: string, domain: string | null, variant: string | null = null): Buffer {
   const declarative = { publicUrl: deps.publicUrl, origin: siteOrigin(domain), key: clickLinkKey(vapidPrivate) }
   return pushPlaintext({
     project_id: broadcast.project_id,
@@ -138,6 +144,7 @@ function plaintextOf(deps: FanoutDeps, broadcast: SendingBroadcast, vapidPrivate
     image: broadcast.image,
     url: broadcast.url,
     actions: broadcast.actions,
+    variant,
   }, declarative)
 }
 
@@ -172,19 +179,23 @@ async function startFanout(deps: FanoutDeps, job: Job<'fanout_broadcast'>): Prom
       const plan = inputs ? await planWaves(tx, inputs, Date.now()) : null
       if (plan) {
         // Local time or quiet hours: one chain per wave, each first job due at its wave's instant.
+        const part = broadcast.has_experiment ? { part: 'test' as const } : {}
         for (const wave of plan.waves) {
-          const payload = { broadcast_id: broadcast.id, after: null, through: null, wave: { n: wave.wave, ...wave.filter } }
+          const payload = { broadcast_id: broadcast.id, after: null, through: null, wave: { n: wave.wave, ...wave.filter }, ...part }
           await enqueue(tx, 'push_batch', payload, { payloadVersion: BROADCAST_PAYLOAD_VERSION, ...(wave.reason === 'now' ? {} : { runAt: new Date(wave.at) }) })
         }
         await insertWaves(tx, broadcast.id, plan.waves)
         await broadcastState.startSending(tx, broadcast, plan.audience)
         await broadcastState.startWaves(tx, broadcast.id, plan.waves.length, plan.skipped)
+        if (broadcast.has_experiment) await startTestIn(tx, broadcast.id)
         return { broadcast, audience: plan.audience }
       }
       const audience = await countAudience(tx, broadcast.project_id, broadcast.target)
       // Subscribers who joined between send and now are pushed too; startSending counts them in the month.
-      await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null }, { payloadVersion: BROADCAST_PAYLOAD_VERSION })
+      await enqueue(tx, 'push_batch', { broadcast_id: broadcast.id, after: null, through: null, ...(broadcast.has_experiment ? { part: 'test' as const } : {}) }, { payloadVersion: BROADCAST_PAYLOAD_VERSION })
       await broadcastState.startSending(tx, broadcast, audience)
+      // An A/B test: its decision is due decide_after from now, and holds the broadcast sending until then.
+      if (broadcast.has_experiment) await startTestIn(tx, broadcast.id)
       return { broadcast, audience }
     }
     return null
@@ -216,6 +227,8 @@ export async function sendAndRecord(
   retried: BatchOutcomes['retried'],
   ttlFrom: number | undefined,
   capsMode: CapsMode,
+  /** The broadcast's A/B test, when it has one (loaded by the caller, else here). */
+  experiment?: Experiment | null,
 ): Promise<void> {
   // The last look at the status before anything leaves: a stop that committed since the job started ends it here.
   const gate = await broadcastState.checkBeforeSend(deps.db, broadcast.id)
@@ -229,11 +242,15 @@ export async function sendAndRecord(
     : { send: audience, capped: [], deferred: [], counted: capsMode === 'counted' }
   const recipients = caps.send
   const timed = withTtlFrom(broadcast, ttlFrom)
-  // A personalized broadcast: one payload per recipient, rendered here; the skipped get none.
-  const personal = broadcast.personalization ? personalPayloads(broadcast, recipients) : null
+  const clickKey = gate.project.click_link_secret ?? gate.project.vapid_private
+  const test = experiment === undefined ? await loadFanoutExperiment(deps.db, broadcast) : experiment
+  // A personalized broadcast: one payload per recipient, rendered here; the skipped get none. An A/B test: each recipient's variant.
+  const personal = test
+    ? experimentPayloads(broadcast, test, recipients, (content, variant) => plaintextOf(deps, content, clickKey, gate.domain, variant))
+    : broadcast.personalization ? personalPayloads(broadcast, recipients) : null
   const sendTo = personal ? personal.recipients : recipients
   const sent = sendTo.length > 0
-    ? await sendToRecipients(deps, timed, gate.project, personal ? personal.plaintexts : plaintextOf(deps, broadcast, gate.project.click_link_secret ?? gate.project.vapid_private, gate.domain), sendTo)
+    ? await sendToRecipients(deps, timed, gate.project, personal ? personal.plaintexts : plaintextOf(deps, broadcast, clickKey, gate.domain), sendTo)
     : { delivered: [], failed: [], retry: [], lastError: null }
   const settled = await settleRetries(deps, timed, sent.retry, attempt)
   const failed = personal && personal.skipped.length > 0 ? [...sent.failed, ...personal.skipped] : sent.failed
@@ -271,7 +288,11 @@ export async function sendAndRecord(
       )
       added++
     }
-    return recordBatch(tx, broadcast, outcomes, added - 1)
+    // An A/B test's counts per variant, one statement, after the subscribers' rows and before the broadcast row (the lock order).
+    const variantCounts = test
+      ? (q: Queryable) => addVariantCounts(q, variantDeltas(test, broadcast.id, job.kind === 'push_batch' ? audience : null, job.kind === 'push_retry' ? null : sendTo, outcomes))
+      : undefined
+    return recordBatch(tx, broadcast, outcomes, added - 1, variantCounts)
   }))
   deps.log.debug(
     {
@@ -299,6 +320,9 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
   }
   let { after, through } = job.payload
   const wave = job.payload.wave
+  // An A/B test's chains say which part of the audience they push; the first ones, the test.
+  const part = job.payload.part ?? (broadcast.has_experiment ? 'test' : undefined)
+  const test = await loadFanoutExperiment(deps.db, broadcast)
   const size = batchSizeFor(broadcast, deps.batchSize)
   const perMinute = broadcast.throttle_per_minute
   // The slice's recipients: read with the slice on a first run, by its bounds on a run after a crash or a throttle wait.
@@ -312,11 +336,13 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     const last = slice.length < size
     const { finished, slot } = await deps.db.transaction(async (tx) => {
       if (through === null) await job.completeIn(tx)
-      else await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through, ...(wave ? { wave } : {}) })
+      else await job.savePayloadIn(tx, { broadcast_id: broadcast.id, after, through, ...(wave ? { wave } : {}), ...(part ? { part } : {}) })
       // A wave's first batch: it no longer waits (the broadcast view's waiting).
       if (wave && after === null) await markWaveStarted(tx, broadcast.id, wave.n)
       // Throttled: this slice's slot, whose end is when the next slice is due.
-      const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, slice.length, perMinute, slice.length) : null
+      // An A/B test's chain pushes its part of the slice only: the slot is for those pushes.
+      const pushes = test && part ? inPart(test, broadcast.id, slice, part).length : slice.length
+      const slot = perMinute !== null && through !== null ? await broadcastState.takeThrottleSlot(tx, broadcast.id, pushes, perMinute, pushes) : null
       if (last) {
         if (wave) await broadcastState.markWavePlanned(tx, broadcast.id)
         else await broadcastState.markPlanningDone(tx, broadcast.id)
@@ -324,7 +350,7 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
         await enqueue(
           tx,
           'push_batch',
-          { broadcast_id: broadcast.id, after: through, through: null, ...(wave ? { wave } : {}) },
+          { broadcast_id: broadcast.id, after: through, through: null, ...(wave ? { wave } : {}), ...(part ? { part } : {}) },
           { payloadVersion: BROADCAST_PAYLOAD_VERSION, ...(slot ? { runAt: new Date(slot.until) } : {}) },
         )
         await broadcastState.addPendingBatch(tx, broadcast.id)
@@ -339,8 +365,10 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     recipients = slice
   }
   recipients ??= await audienceSlice(deps.db, broadcast.project_id, broadcast.target, after, through, broadcast.personalization !== null, wave)
+  // An A/B test: this chain pushes its part of the slice only (the test's variants, or the rest).
+  if (test && part) recipients = inPart(test, broadcast.id, recipients, part)
   // A wave's TTL runs from its turn, as a throttled batch's does (throttle.ts withTtlFrom): it may come a day after the start.
-  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null && !wave ? undefined : Date.now(), 'check')
+  await sendAndRecord(deps, job, broadcast, recipients, 1, undefined, perMinute === null && !wave ? undefined : Date.now(), 'check', test)
 }
 
 /** push_retry: sends again to those whose last push asked to retry. */

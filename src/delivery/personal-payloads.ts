@@ -15,13 +15,13 @@ const CACHED_BROADCASTS = 32
 const cache = new Map<string, CompiledNotification>()
 
 /** The broadcast's parsed templates, parsed once per process and fan-out. */
-export function compiledFor(broadcast: SendingBroadcast): CompiledNotification {
-  let compiled = cache.get(broadcast.id)
+export function compiledFor(broadcast: SendingBroadcast, cacheKey = broadcast.id): CompiledNotification {
+  let compiled = cache.get(cacheKey)
   if (!compiled) {
     const fields: NotificationFields = { title: broadcast.title, body: broadcast.body, url: broadcast.url, icon: broadcast.icon, image: broadcast.image, actions: broadcast.actions }
     compiled = compileNotification(fields, broadcast.personalization!)
     if (cache.size >= CACHED_BROADCASTS) cache.delete(cache.keys().next().value!)
-    cache.set(broadcast.id, compiled)
+    cache.set(cacheKey, compiled)
   }
   return compiled
 }
@@ -36,8 +36,8 @@ const ELLIPSIS = '…'
  * So when it does not fit one record its body is cut, or the subscriber
  * skipped, as on_too_long says.
  */
-function personalPlaintext(projectId: string, broadcastId: string, fields: NotificationFields, truncate: boolean): Buffer | null {
-  const encode = (body: string) => Buffer.from(JSON.stringify(fullPayload({ project_id: projectId, broadcast_id: broadcastId, ...fields, body })), 'utf8')
+function personalPlaintext(projectId: string, broadcastId: string, fields: NotificationFields, truncate: boolean, variant: string | null): Buffer | null {
+  const encode = (body: string) => Buffer.from(JSON.stringify(fullPayload({ project_id: projectId, broadcast_id: broadcastId, ...fields, body, variant })), 'utf8')
   const whole = encode(fields.body)
   if (whole.length <= MAX_PLAINTEXT_BYTES) return whole
   if (!truncate) return null
@@ -61,13 +61,19 @@ export interface PersonalBatch {
   skipped: Failed[]
 }
 
-export function personalPayloads(broadcast: SendingBroadcast, recipients: Recipient[]): PersonalBatch {
-  const compiled = compiledFor(broadcast)
+/** An A/B test's variant (experiments/experiment-fanout.ts): its own parsed templates, and its key in the payload. */
+export interface VariantOptions {
+  cacheKey: string
+  variant: string | null
+}
+
+export function personalPayloads(broadcast: SendingBroadcast, recipients: Recipient[], options?: VariantOptions): PersonalBatch {
+  const compiled = compiledFor(broadcast, options?.cacheKey)
   const truncate = compiled.personalization.on_too_long === 'truncate'
   const batch: PersonalBatch = { recipients: [], plaintexts: [], skipped: [] }
   for (const recipient of recipients) {
     const rendered = renderFor(compiled, { tags: recipient.tags ?? null, external_id: recipient.external_id, locale: recipient.locale ?? null })
-    const plaintext = rendered.ok ? personalPlaintext(broadcast.project_id, broadcast.id, rendered.fields, truncate) : null
+    const plaintext = rendered.ok ? personalPlaintext(broadcast.project_id, broadcast.id, rendered.fields, truncate, options?.variant ?? null) : null
     if (plaintext) {
       batch.recipients.push(recipient)
       batch.plaintexts.push(plaintext)

@@ -23,6 +23,9 @@ import { BeaconsLostError, BeaconWriter } from './beacon-writer.ts'
 import { recordBeacons, type Beacon } from './events.service.ts'
 import { AcceptedResponse, EventBody, EventsQuery } from './events.schemas.ts'
 import { registerClickLinkRoute } from './click-link.routes.ts'
+import { VARIANT_KEY } from '../experiments/experiments.schemas.ts'
+
+const VARIANT_KEY_PATTERN = new RegExp(VARIANT_KEY)
 
 /** A beacon is a few short fields; anything near this size is not one. */
 export const EVENTS_BODY_LIMIT = 4 * 1024
@@ -69,7 +72,7 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
     }, async (request, reply) => {
       reply.code(202)
       const projectId = request.query.project
-      const { broadcast_id, type, action, subscriber_id } = request.body
+      const { broadcast_id, type, action, subscriber_id, variant } = request.body
       if (!isWellFormedId('prj', projectId) || !isWellFormedId('bdc', broadcast_id)) return ACCEPTED
       try {
         const project = await lookups.project(projectId)
@@ -82,7 +85,9 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
         // The receiver, when the worker knows it, only dates its last click (issue 23): the event itself stays without identity (api.md 4.10 rule 3).
         const clicker = type === 'clicked' && typeof subscriber_id === 'string' && isWellFormedId('sub', subscriber_id) ? subscriber_id : null
         // A shown beacon is only counted (docs/funnel.md): no action, no subscriber, nothing else written for it.
-        await writer.record(type === 'shown' ? { project_id: project.id, broadcast_id, type } : { project_id: project.id, broadcast_id, type, action: clickedAction, subscriber_id: clicker })
+        // A variant key of the right form; whether the broadcast has it is checked as its count is added (experiments.store.ts).
+        const named = typeof variant === 'string' && VARIANT_KEY_PATTERN.test(variant) ? variant : null
+        await writer.record(type === 'shown' ? { project_id: project.id, broadcast_id, type, variant: named } : { project_id: project.id, broadcast_id, type, action: clickedAction, subscriber_id: clicker, variant: named })
         return ACCEPTED
       } catch (err) {
         // Still 202 (api.md 4.10 rule 1, §7), but never silent: the writer has

@@ -8,6 +8,8 @@ import { recordClicks } from '../subscribers/health.store.ts'
 import { countShown, recordShownEventsForWebhooks } from './shown-beacons.ts'
 import { addStats } from '../stats/stats.store.ts'
 import { beaconStats } from '../stats/stats-deltas.ts'
+import { engagementByVariant } from '../experiments/experiment-beacons.ts'
+import { addVariantCounts } from '../experiments/experiments.store.ts'
 
 export interface Beacon {
   project_id: string
@@ -23,6 +25,12 @@ export interface Beacon {
   subscriber_id?: string | null
   /** A click through a click link (GET /c/:token): a notification Safari showed by itself, which never reports shown. */
   via_link?: boolean
+  /**
+   * The A/B test variant the push named (docs/experiments.md), as the service
+   * worker echoes it: counted on that variant of this beacon's broadcast only
+   * when the broadcast has one of that key. Never stored on the event.
+   */
+  variant?: string | null
 }
 
 /**
@@ -36,11 +44,11 @@ export interface Beacon {
  * not its project's (the caller drops it silently).
  */
 export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<boolean[]> {
-  const events = beacons.map(({ action, subscriber_id, via_link, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null, clicker: subscriber_id ?? null, via_link: via_link === true }))
+  const events = beacons.map(({ action, subscriber_id, via_link, variant, ...beacon }) => ({ id: newId('evt'), ...beacon, action: action ?? null, meta: action ? { action } : null, clicker: subscriber_id ?? null, via_link: via_link === true, variant: variant ?? null }))
   const engagement = events.filter((e) => e.type !== 'shown')
   const shown = events.filter((e) => e.type === 'shown').map(({ id, project_id, broadcast_id }) => ({ id, project_id, broadcast_id }))
   const written = await db.transaction(async (tx) => {
-    const inserted = await recordEvents(tx, engagement.map(({ clicker: _clicker, via_link: _via, ...event }) => event))
+    const inserted = await recordEvents(tx, engagement.map(({ clicker: _clicker, via_link: _via, variant: _variant, ...event }) => event))
     // The clickers' rows before the broadcast rows, the order fan-out locks them in.
     const recorded = new Set(inserted.map((e) => e.id))
     await recordClicks(tx, engagement.flatMap((e) => (e.clicker && recorded.has(e.id) ? [{ projectId: e.project_id, subscriberId: e.clicker }] : [])))
@@ -54,6 +62,9 @@ export async function recordBeacons(db: Database, beacons: Beacon[]): Promise<bo
     // Shown beacons count as the route let them through (beacon-lookups.ts checked their broadcast is
     // their project's; a broadcast never changes project), as they have no events row to count from.
     await addStats(tx, beaconStats([...inserted, ...shown.map((s) => ({ project_id: s.project_id, type: 'shown' }))]))
+    // A/B test variants, before the broadcast rows (the lock order): the events recorded (their broadcast is
+    // the beacon's project's) and the shown beacons, which the route let through on the same check.
+    await addVariantCounts(tx, engagementByVariant(events, new Set([...recorded, ...shown.map((s) => s.id)])))
     const byId = new Map(engagement.map((e) => [e.id, e]))
     const deltas = countByBroadcast(inserted.map((e) => ({ ...e, action: byId.get(e.id)?.action ?? null })))
     const funnel = funnelDeltas(shown, inserted.flatMap((e) => (byId.get(e.id)?.via_link ? [e] : [])))

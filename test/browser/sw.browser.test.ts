@@ -351,6 +351,29 @@ self.addEventListener('push', (event) => {
     expect(await counts(id)).toEqual({ clicked: 1, dismissed: 0 })
   })
 
+  it('an A/B test push: shows its variant (fetched by key when the push is a stub), and its click beacon names the variant (counted on it)', async () => {
+    // test_share 1: the one receiver gets a variant. Long icons make each push the fetch: true stub, naming the variant.
+    const icon = `https://cdn.example.com/${'v'.repeat(1900)}.png`
+    const variants = [
+      { key: 'a', notification: { title: 'Variant A', body: 'a'.repeat(2000), icon } },
+      { key: 'b', notification: { title: 'Variant B', body: 'b'.repeat(2000), icon } },
+    ]
+    const sent = await api('POST', '/v1/send', { target: { type: 'all' }, notification: { title: 'Base', body: 'Base body' }, variants, experiment: { test_share: 1 } })
+    expect(sent.status).toBe(202)
+    const id = sent.body.broadcast_id as string
+    const received = await eventually(async () => push.receivedFor(receiver.endpoint).find((p) => (p.payload as { broadcast_id?: string }).broadcast_id === id), (p) => p !== undefined)
+    const payload = received!.payload as { variant: string; fetch?: boolean }
+    expect(payload).toMatchObject({ fetch: true, variant: expect.stringMatching(/^[ab]$/) })
+    const key = payload.variant
+    const notification = await deliverUntilShown(JSON.stringify(payload), id)
+    expect(notification).toMatchObject({ title: `Variant ${key.toUpperCase()}`, body: key.repeat(2000), data: { broadcast_id: id, variant: key } })
+    const worker = await serviceWorker()
+    expect(await notificationEvent(worker, 'notificationclick', id)).toBe(1)
+    const variantCounts = async () => ((await api('GET', `/v1/broadcasts/${id}`)).body.experiment.variants as Array<{ key: string; clicked: number; dismissed: number }>).find((v) => v.key === key)!
+    expect(await eventually(variantCounts, (v) => v.clicked === 1)).toMatchObject({ clicked: 1, dismissed: 0 })
+    await closeAll()
+  })
+
   it('shows action buttons; a click on one opens its url (or the notification\'s) and beacons its action', async () => {
     const actions = [{ action: 'buy', title: 'Buy', url: '/sale?buy=1' }, { action: 'later', title: 'Later' }]
     const { id, data } = await broadcast({ title: 'Actions', body: 'Pick one', url: '/sale', actions })

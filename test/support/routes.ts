@@ -14,6 +14,8 @@ export interface RouteIds {
   endpoint: string
   externalId: string
   broadcast: string
+  /** A broadcast whose A/B test is running (experiments.fixtures.ts runningExperiment), for the decide route. */
+  experimentBroadcast?: string
   /** A broadcast still pending, for the stop route (the scheduled one above is DELETE's); the scheduled one when absent. */
   pendingBroadcast?: string
   webhook: string
@@ -89,6 +91,13 @@ export const BEARER_ROUTES: BearerRouteCase[] = [
     method: 'POST',
     path: '/v1/broadcasts/:id/stop',
     url: (ids) => `/v1/broadcasts/${ids.pendingBroadcast ?? ids.broadcast}/stop`,
+    foreign: notFound('broadcast_not_found'),
+  },
+  {
+    method: 'POST',
+    path: '/v1/broadcasts/:id/experiment/decide',
+    url: (ids) => `/v1/broadcasts/${ids.experimentBroadcast ?? ids.broadcast}/experiment/decide`,
+    body: () => ({}),
     foreign: notFound('broadcast_not_found'),
   },
   { method: 'GET', path: '/v1/subscribers', url: () => '/v1/subscribers', foreign: { status: 200 } },

@@ -86,6 +86,18 @@ export async function completeJob(q: Queryable, lease: JobLease): Promise<boolea
 }
 
 /** Replaces the payload (progress a re-run must see). False when another claim took the job over. */
+/**
+ * Deletes the jobs of a kind about one broadcast (payload.broadcast_id): work
+ * made pointless by the caller's change, e.g. an A/B test's decision once a
+ * person decided. Run first in the caller's transaction (a job's own row
+ * comes first in the lock order); a run in flight then finds its lease lost
+ * and its transaction rolls back. Returns how many were deleted.
+ */
+export async function deleteBroadcastJobs(q: Queryable, kind: string, broadcastId: string): Promise<number> {
+  const deleted = await q.query(`DELETE FROM jobs WHERE kind = $1 AND payload ->> 'broadcast_id' = $2`, [kind, broadcastId])
+  return deleted.rowCount
+}
+
 export async function saveJobPayload(q: Queryable, lease: JobLease, payload: unknown): Promise<boolean> {
   const saved = await q.query('UPDATE jobs SET payload = $3 WHERE id = $1 AND lease_token = $2', [lease.id, lease.token, JSON.stringify(payload)])
   return saved.rowCount > 0

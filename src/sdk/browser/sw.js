@@ -91,6 +91,7 @@
     var controller = new AbortController()
     var timer = setTimeout(function () { controller.abort() }, FETCH_TIMEOUT_MS)
     var url = BASE_URL + '/v1/notifications/' + encodeURIComponent(payload.broadcast_id) + '?project=' + encodeURIComponent(payload.project_id)
+    if (typeof payload.variant === 'string') url += '&variant=' + encodeURIComponent(payload.variant)
     return fetch(url, { signal: controller.signal }).then(function (response) {
       if (!response.ok) throw new Error('status ' + response.status)
       return response.json()
@@ -116,6 +117,8 @@
       tag: payload.broadcast_id,
       data: { herald: 1, broadcast_id: payload.broadcast_id, project_id: payload.project_id, url: absoluteUrl(content.url) },
     }
+    // An A/B test's variant (docs/experiments.md): echoed in the beacons, so engagement counts on it.
+    if (typeof payload.variant === 'string') options.data.variant = payload.variant
     if (content.icon) options.icon = content.icon
     if (content.image) options.image = content.image
     // Action buttons: the browser shows the titles, and names the action clicked in
@@ -164,6 +167,7 @@
     var body = { type: type, broadcast_id: data.broadcast_id }
     if (action) body.action = action
     if (subscriberId) body.subscriber_id = subscriberId
+    if (data.variant) body.variant = data.variant
     try {
       return fetch(BASE_URL + '/v1/events?project=' + encodeURIComponent(data.project_id), {
         method: 'POST',

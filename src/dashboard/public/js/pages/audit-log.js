@@ -9,7 +9,7 @@ import { errorBox, pageHeading, show, table } from '../ui.js'
 const PAGE = 50
 /** The select's choices: a kind (a prefix ending with a dot) and the actions under it. */
 const ACTIONS = {
-  'broadcast.': ['broadcast.send', 'broadcast.schedule', 'broadcast.stop', 'broadcast.cancel'],
+  'broadcast.': ['broadcast.send', 'broadcast.schedule', 'broadcast.stop', 'broadcast.cancel', 'broadcast.experiment_decide'],
   'subscriber.': ['subscriber.erase', 'subscriber.tags', 'subscriber.import'],
   'group.': ['group.create', 'group.update', 'group.delete', 'group.members.add', 'group.members.remove'],
   'webhook.': ['webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate_secret', 'webhook.test'],

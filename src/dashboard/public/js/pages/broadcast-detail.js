@@ -10,6 +10,7 @@ import { progressDetails } from './broadcast-progress.js'
 import { funnelSection } from './broadcast-funnel.js'
 import { draftFromBroadcast, draftHasContent, loadDraft, saveDraft } from './compose-draft.js'
 import { targetNamesGroups, targetText } from './target-text.js'
+import { drawVariants } from './broadcast-variants.js'
 
 
 /** Statuses after which nothing changes any more. */
@@ -48,6 +49,7 @@ export async function renderDetail(view, session, id, flash) {
   const funnelSlot = h('div')
   const actions = h('div', { class: 'form-actions' })
   const detailsSlot = h('div')
+  const variantsSlot = h('section', { class: 'card', 'aria-labelledby': 'experiment-title' })
   let timer = null
   let left = false
 
@@ -109,6 +111,8 @@ export async function renderDetail(view, session, id, flash) {
         b.status === 'pending' || b.status === 'sending' ? stopSending() : null)
     }
     replace(detailsSlot, details(b))
+    drawVariants(variantsSlot, b, slot, refresh)
+    variantsSlot.hidden = !b.experiment
   }
 
   function details(b) {
@@ -177,6 +181,7 @@ export async function renderDetail(view, session, id, flash) {
     flash ? okBox(flash) : null,
     slot,
     h('section', { class: 'card', 'aria-label': 'Delivery' }, live, funnelSlot, progressSlot, actions),
+    variantsSlot,
     h('section', { class: 'card', 'aria-labelledby': 'content-title' },
       h('h2', { id: 'content-title' }, 'Content and options'),
       detailsSlot,
