@@ -114,6 +114,26 @@ describe('an A/B test', () => {
     expect(me.project.usage.pushes_this_month).toBe(40)
   })
 
+  it('decides on shown beacons when the metric is shown: they count per variant, clicks do not decide', async () => {
+    await browsers(20)
+    const id = await send(t, project, { target: { type: 'all' }, notification, variants, experiment: { test_share: 0.6, metric: 'shown', min_per_variant: 1 } })
+    const active = await t.ctx.db.query<{ id: string }>("SELECT id FROM subscribers WHERE project_id = $1 AND status = 'active'", [project.id])
+    const tested = await testDelivered(id, active.rows.filter((row) => assignVariant(id, row.id, 0.6, 2) !== null).length)
+    const [a, b] = tested.experiment!.variants
+    expect(a.delivered).toBeGreaterThan(0)
+    expect(b.delivered).toBeGreaterThan(0)
+    // Every b is shown and never clicked; every a is clicked and never shown.
+    for (let i = 0; i < b.delivered; i++) await t.app.inject({ method: 'POST', url: `/v1/events?project=${project.id}`, payload: { type: 'shown', broadcast_id: id, variant: 'b' } })
+    for (let i = 0; i < a.delivered; i++) await click(id, 'a')
+    const counted = await view(id)
+    expect(counted.experiment!.variants.map((v) => [v.shown, v.clicked])).toEqual([[0, a.delivered], [b.delivered, 0]])
+    expect(counted.shown).toBe(b.delivered)
+    expect(counted.experiment!.leader).toBe('b')
+    await decideNow(id)
+    const done = await waitForBroadcast(t, project, id) as unknown as View
+    expect(done.experiment).toMatchObject({ metric: 'shown', winner: 'b' })
+  })
+
   it('counts a forged beacon only on a variant its broadcast has, and only for the project that owns the broadcast', async () => {
     await browsers(6)
     const id = await send(t, project, { target: { type: 'all' }, notification, variants, experiment: { test_share: 1 } })
