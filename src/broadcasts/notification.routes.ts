@@ -25,7 +25,7 @@ export function registerNotificationRoutes(app: App, ctx: AppContext): void {
         params: Type.Object({ broadcast_id: Type.String({ maxLength: 64 }) }),
         querystring: Type.Object({
           project: Type.Optional(Type.String()),
-          variant: Type.Optional(Type.String({ maxLength: 16, description: "An A/B test's variant, as the push's stub named it: that variant's content (docs/experiments.md)." })),
+          variant: Type.Optional(Type.String({ description: "An A/B test's variant, as the push's stub named it: that variant's content (docs/experiments.md). A key the broadcast has not is ignored." })),
         }),
         response: { 200: NotificationPayload, 400: ErrorBody, 404: ErrorBody },
       },

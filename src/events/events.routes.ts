@@ -16,7 +16,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from '../platform/context.ts'
 import type { App } from '../platform/http/app-type.ts'
-import { enforceProjectRateLimit } from '../projects/project-auth.ts'
+import { enforceBeaconRateLimit } from '../projects/project-auth.ts'
 import { isWellFormedId } from '../platform/ids.ts'
 import { BeaconLookups } from './beacon-lookups.ts'
 import { BeaconsLostError, BeaconWriter } from './beacon-writer.ts'
@@ -77,7 +77,7 @@ export function registerEventsRoutes(app: App, ctx: AppContext): void {
       try {
         const project = await lookups.project(projectId)
         if (!project) return ACCEPTED
-        if (!(await enforceProjectRateLimit(ctx, request, reply, project))) return ACCEPTED
+        if (!(await enforceBeaconRateLimit(ctx, request, reply, project))) return ACCEPTED
         const actions = await lookups.broadcastActions(project.id, broadcast_id)
         if (!actions) return ACCEPTED
         // Only the broadcast's own action ids are kept: clicked_by_action never grows a key the notification did not have.

@@ -13,7 +13,7 @@ export const EventBody = Type.Object(
     // A click on an action button names it; recorded as the event's meta { action } when it is one of the
     // broadcast's actions, else the click counts as one on the notification itself.
     action: Type.Optional(Type.String({ maxLength: 64, description: "The action button clicked (notification.actions[].action); absent for a click on the notification itself." })),
-    variant: Type.Optional(Type.Union([Type.String({ maxLength: 16 }), Type.Null()], { description: "The A/B test variant the push named (its payload's variant); counted on that variant of the broadcast (docs/experiments.md)." })),
+    variant: Type.Optional(Type.Unknown({ description: "The A/B test variant the push named (its payload's variant); counted on that variant of the broadcast (docs/experiments.md). Any other value is ignored, as it was before variants existed: the beacon still counts." })),
     subscriber_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'The receiver, if known. Never stored on the event (clicked and dismissed events carry no identity); on a click, a subscriber id of this project dates its last_clicked_at.' })),
   },
   // The service worker may send more than this in later versions; extra fields are ignored.

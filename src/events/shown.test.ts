@@ -95,6 +95,15 @@ describe('the shown beacon', () => {
     expect((await row(theirs)).shown).toBe(0)
   })
 
+  it("has a budget of its own: a send's shown beacons neither go over nor spend the API's requests_per_minute", async () => {
+    const small = await t.project({ name: 'Small', limits: { requests_per_minute: 2 } })
+    const bdc = await insertSentBroadcast(t.database.db, small.id)
+    for (let i = 0; i < 6; i++) expect((await beacon(small.id, { type: 'shown', broadcast_id: bdc })).statusCode).toBe(202)
+    expect((await row(bdc)).shown).toBe(6)
+    const api = await t.app.inject({ method: 'GET', url: `/v1/broadcasts/${bdc}`, headers: small.auth })
+    expect(api.statusCode).toBe(200)
+  })
+
   it("is dropped for another project's broadcast, an unknown one, or without a project", async () => {
     const theirs = await insertSentBroadcast(t.database.db, b.id)
     expect((await beacon(a.id, { type: 'shown', broadcast_id: theirs })).statusCode).toBe(202)

@@ -15,7 +15,7 @@ import type { Database, Queryable } from '../platform/db/database.ts'
 import { AppError, invalidField } from '../platform/errors.ts'
 import { isId } from '../platform/ids.ts'
 import { enqueue } from '../platform/jobs/queue.ts'
-import type { Job, JobHandlers } from '../platform/jobs/worker.ts'
+import { RetryLater, type Job, type JobHandlers } from '../platform/jobs/worker.ts'
 import { deleteBroadcastJobs } from '../platform/jobs/jobs.store.ts'
 import { addOutcomes, addPendingBatch, emptyDelta } from '../broadcasts/broadcast-state.ts'
 import { BROADCAST_PAYLOAD_VERSION } from '../broadcasts/payload-version.ts'
@@ -81,8 +81,24 @@ async function broadcastStatus(q: Queryable, id: string, projectId?: string): Pr
 }
 
 /** decide_experiment: the automatic decision at decide_after. Safe to run again: a test no longer testing is left as it is. */
+/** How soon a decision that found test pushes still to go looks again. */
+export const TEST_PENDING_RECHECK_MS = 5 * 60_000
+
+/**
+ * Whether the test part still has pushes to hand out: a chain of the test
+ * (part 'test') not yet done, e.g. a wave held for local time or quiet hours,
+ * or a throttled chain. Deciding then would judge variants on a part of
+ * their share (none at all, when every test wave waits).
+ */
+async function testStillSending(q: Queryable, broadcastId: string): Promise<boolean> {
+  const pending = await q.query("SELECT 1 FROM jobs WHERE kind = 'push_batch' AND payload ->> 'broadcast_id' = $1 AND payload ->> 'part' = 'test' LIMIT 1", [broadcastId])
+  return pending.rows.length > 0
+}
+
 async function decideJob(db: Database, job: Job<'decide_experiment'>): Promise<void> {
   const id = job.payload.broadcast_id
+  // decide_after counts from the start, but never ends before the test's last push is out.
+  if (await testStillSending(db, id)) throw new RetryLater(TEST_PENDING_RECHECK_MS, 'the test part is still sending')
   await db.transaction(async (tx) => {
     await job.completeIn(tx)
     const experiment = await findExperiment(tx, id, true)

@@ -32,7 +32,7 @@ const variants = [
   { key: 'b', notification: { title: 'Half price today', body: 'Only until midnight', url: '/half' } },
 ]
 
-type View = { status: string; audience: number; delivered: number; pending: number; clicked: number; experiment?: ExperimentView }
+type View = { status: string; audience: number; delivered: number; pending: number; clicked: number; shown: number; experiment?: ExperimentView }
 
 async function view(id: string, p = project): Promise<View> {
   return (await t.app.inject({ method: 'GET', url: `/v1/broadcasts/${id}`, headers: p.auth })).json()
@@ -278,6 +278,27 @@ describe('an A/B test with the rest of Herald', () => {
     expect(await waitForBroadcast(t, project, id)).toMatchObject({ status: 'sent', delivered: 8 })
     const after = await t.ctx.db.query<{ throttle_planned: number }>('SELECT throttle_planned FROM broadcasts WHERE id = $1', [id])
     expect(after.rows[0].throttle_planned).toBe(8)
+  })
+
+  it('does not decide while the test part is held (quiet hours): the decision waits for the last test push', async () => {
+    const quiet = await t.project({ plan: 'plus' })
+    const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
+    const patched = await t.app.inject({ method: 'PATCH', url: '/v1/me', headers: quiet.auth, payload: { default_timezone: 'UTC', quiet_hours: { start: hhmm(Date.now() - 3_600_000), end: hhmm(Date.now() + 3 * 3_600_000) } } })
+    expect(patched.statusCode, patched.body).toBe(200)
+    for (let i = 0; i < 6; i++) await subscribeBrowser(t, quiet, push)
+    const id = await send(t, quiet, { target: { type: 'all' }, notification, variants, experiment: { test_share: 0.5, min_per_variant: 1 } })
+    const held = await waitForBroadcast(t, quiet, id, (s) => s.status === 'sending') as unknown as View
+    expect(held.experiment!.phase).toBe('testing')
+    await decideNow(id)
+    // The decision job runs, finds the test's wave still waiting, and looks again later: nothing decided, nothing sent.
+    const later = async () => (await t.ctx.db.query<{ run_at: Date }>("SELECT run_at FROM jobs WHERE kind = 'decide_experiment' AND payload ->> 'broadcast_id' = $1", [id])).rows[0]?.run_at.getTime() ?? 0
+    const deadline = Date.now() + 20_000
+    while ((await later()) < Date.now() + 60_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    expect(await later()).toBeGreaterThan(Date.now() + 60_000)
+    const after = await view(id, quiet)
+    expect(after.experiment).toMatchObject({ phase: 'testing', winner: null })
+    expect(after.delivered).toBe(0)
+    expect(pushesOf(id)).toEqual([])
   })
 
   it('scheduled: the test starts when the broadcast fires, and decide_after counts from then', async () => {

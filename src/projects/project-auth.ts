@@ -45,6 +45,20 @@ export function enforceProjectRateLimit(
   return enforceRateLimit(ctx, request, reply, { key: `prj:${project.id}`, requestsPerMinute: project.effectiveLimits.requests_per_minute })
 }
 
+/**
+ * Beacons a project's visitors' browsers send per minute for each request its
+ * own callers may make. Every displayed notification sends a shown beacon
+ * (issue 25), so a send to 10,000 browsers brings 10,000 beacons within
+ * seconds: they have a budget of their own (a bucket apart from the API's),
+ * so neither starves the other, still bounded to protect the database.
+ */
+export const BEACONS_PER_REQUEST = 100
+
+/** Counts a beacon against the project's beacon budget (requests_per_minute × BEACONS_PER_REQUEST); false past it. */
+export function enforceBeaconRateLimit(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, project: Pick<AuthedProject, 'id' | 'effectiveLimits'>): Promise<boolean> {
+  return enforceRateLimit(ctx, request, reply, { key: `beacon:${project.id}`, requestsPerMinute: project.effectiveLimits.requests_per_minute * BEACONS_PER_REQUEST })
+}
+
 async function projectFromApiKey(ctx: AppContext, request: FastifyRequest): Promise<{ project: ProjectRow; actor: Actor }> {
   const key = bearerToken(request)
   const prefix = key ? lookupPrefix(key) : null

@@ -72,7 +72,8 @@ export async function upsertImported(q: Queryable, projectId: string, rows: Impo
        auth = EXCLUDED.auth,
        external_id = EXCLUDED.external_id,
        tags = EXCLUDED.tags,
-       status = EXCLUDED.status,
+       -- A member's test device (test-devices/) stays one: an import naming its endpoint never makes it a subscriber.
+       status = CASE WHEN subscribers.status = 'test' THEN 'test' ELSE EXCLUDED.status END,
        vapid_key_id = EXCLUDED.vapid_key_id
      RETURNING id, endpoint`,
     [

@@ -110,7 +110,8 @@ export async function upsertSubscriber(q: Queryable, row: UpsertSubscriber): Pro
        tags = subscribers.tags || COALESCE($8::jsonb, '{}'::jsonb),
        locale = CASE WHEN $11::boolean THEN EXCLUDED.locale ELSE subscribers.locale END,
        timezone = CASE WHEN $13::boolean THEN EXCLUDED.timezone ELSE subscribers.timezone END,
-       status = 'active',
+       -- A member's test device (status 'test', test-devices/) stays one: a subscribe naming its endpoint never makes it a subscriber.
+       status = CASE WHEN subscribers.status = 'test' THEN 'test' ELSE 'active' END,
        last_seen_at = now()
      RETURNING id, ${TAG_COUNT} AS tag_count`,
     [

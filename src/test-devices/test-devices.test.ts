@@ -133,6 +133,19 @@ describe('test devices', () => {
     expect(await waitForBroadcast(t, other, all)).toMatchObject({ audience: 0 })
   })
 
+  it('stays a test device when a subscribe or an import names its endpoint', async () => {
+    const { id, browser } = await addDevice(owner, 'Named again')
+    const countsBefore = (await call('GET', '/v1/subscribers/counts', project.auth)).json()
+    const again = await t.app.inject({ method: 'POST', url: `/v1/subscribe?project=${project.id}`, payload: { endpoint: browser.endpoint, keys: browser.keys } })
+    expect(again.statusCode, again.body).toBe(201)
+    const line = JSON.stringify({ endpoint: browser.endpoint, keys: browser.keys, status: 'active' })
+    const imported = await t.app.inject({ method: 'POST', url: '/v1/subscribers/import', headers: { ...project.auth, 'content-type': 'application/x-ndjson' }, payload: `${line}\n` })
+    expect(imported.statusCode, imported.body).toBe(200)
+    expect((await t.ctx.db.query<{ status: string }>('SELECT status FROM subscribers WHERE id = $1', [id])).rows).toEqual([{ status: 'test' }])
+    expect((await call('GET', '/v1/subscribers/counts', project.auth)).json()).toEqual(countsBefore)
+    expect((await call('GET', `/v1/subscribers/${id}`, project.auth)).statusCode).toBe(404)
+  })
+
   it("a real subscriber's endpoint is refused as a test device and stays as it was; removing a device, or the member, deletes its subscription", async () => {
     const real = await subscribeBrowser(t, project, push)
     const taken = await call('POST', '/v1/test-devices', editor.headers, { endpoint: real.endpoint, keys: real.keys })

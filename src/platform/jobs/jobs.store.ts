@@ -85,7 +85,6 @@ export async function completeJob(q: Queryable, lease: JobLease): Promise<boolea
   return done.rowCount > 0
 }
 
-/** Replaces the payload (progress a re-run must see). False when another claim took the job over. */
 /**
  * Deletes the jobs of a kind about one broadcast (payload.broadcast_id): work
  * made pointless by the caller's change, e.g. an A/B test's decision once a
@@ -98,6 +97,7 @@ export async function deleteBroadcastJobs(q: Queryable, kind: string, broadcastI
   return deleted.rowCount
 }
 
+/** Replaces the payload (progress a re-run must see). False when another claim took the job over. */
 export async function saveJobPayload(q: Queryable, lease: JobLease, payload: unknown): Promise<boolean> {
   const saved = await q.query('UPDATE jobs SET payload = $3 WHERE id = $1 AND lease_token = $2', [lease.id, lease.token, JSON.stringify(payload)])
   return saved.rowCount > 0
