@@ -26,6 +26,7 @@ export interface ExportBroadcastRow extends FunnelColumns {
   personalization: unknown
   apple_delivered: number
   clicked_by_action: Record<string, number>
+  has_experiment: boolean
   scheduled_at: Date | null
   started_at: Date | null
   finished_at: Date | null
@@ -56,7 +57,7 @@ export async function exportBroadcastsPage(
   params.push(limit)
   const result = await q.query<ExportBroadcastRow>(
     `SELECT id, status, source, target, title, body, url, audience, delivered, failed, retrying, failed_skipped, failed_capped,
-            clicked, dismissed, actions, personalization, apple_delivered, clicked_by_action, ${FUNNEL_COLUMNS},
+            clicked, dismissed, actions, personalization, apple_delivered, clicked_by_action, has_experiment, ${FUNNEL_COLUMNS},
             scheduled_at, started_at, finished_at, created_at
        FROM broadcasts b
       WHERE ${where.join(' AND ')}

@@ -59,6 +59,8 @@ export interface FunnelInputs extends FunnelColumns {
   url: string
   actions: NotificationAction[]
   personalization: unknown
+  /** An A/B test's pushes carry no declarative form either (fanout.ts plaintextOf). */
+  has_experiment: boolean
   audience: number
   delivered: number
   failed: number
@@ -77,8 +79,8 @@ export interface FunnelInputs extends FunnelColumns {
  * the project's domain to resolve it; never a personalized broadcast's
  * (personal-payloads.ts). Read from the domain as it is now.
  */
-export function carriesDeclarativeForm(row: Pick<FunnelInputs, 'url' | 'actions' | 'personalization' | 'project_domain'>): boolean {
-  if (row.personalization) return false
+export function carriesDeclarativeForm(row: Pick<FunnelInputs, 'url' | 'actions' | 'personalization' | 'project_domain' | 'has_experiment'>): boolean {
+  if (row.personalization || row.has_experiment) return false
   const origin = siteOrigin(row.project_domain)
   return [row.url, ...row.actions.map((a) => a.url ?? row.url)].every((url) => absoluteTarget(url, origin) !== null)
 }

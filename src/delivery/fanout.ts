@@ -134,7 +134,9 @@ export interface FanoutDeps extends SenderDeps {
 
 /** The push's bytes; its click links are signed with the project's key (broadcasts/click-link.ts). */
 function plaintextOf(deps: FanoutDeps, broadcast: SendingBroadcast, vapidPrivate: string, domain: string | null, variant: string | null = null): Buffer {
-  const declarative = { publicUrl: deps.publicUrl, origin: siteOrigin(domain), key: clickLinkKey(vapidPrivate) }
+  // An A/B test's pushes carry no declarative form (as a personalized one's): its click links redirect to the
+  // URLs the broadcast row stores, not a variant's, and a click Safari handles by itself names no variant.
+  const declarative = broadcast.has_experiment ? null : { publicUrl: deps.publicUrl, origin: siteOrigin(domain), key: clickLinkKey(vapidPrivate) }
   return pushPlaintext({
     project_id: broadcast.project_id,
     broadcast_id: broadcast.id,

@@ -280,6 +280,22 @@ describe('an A/B test with the rest of Herald', () => {
     expect(after.rows[0].throttle_planned).toBe(8)
   })
 
+  it("carries no declarative form: Safari's click links could not name the variant or its URL", async () => {
+    const subs = await browsers(4)
+    const absolute = [
+      { key: 'a', notification: { title: 'A', url: 'https://shop.example.com/a' } },
+      { key: 'b', notification: { title: 'B', url: 'https://shop.example.com/b' } },
+    ]
+    const id = await send(t, project, { target: { type: 'all' }, notification: { ...notification, url: 'https://shop.example.com/base' }, variants: absolute, experiment: { test_share: 1 } })
+    await waitForBroadcast(t, project, id)
+    const payloads = subs.flatMap((s) => push.receivedFor(s.endpoint).filter((r) => (r.payload as { broadcast_id: string }).broadcast_id === id).map((r) => r.payload as Record<string, unknown>))
+    expect(payloads).toHaveLength(4)
+    for (const payload of payloads) {
+      expect(payload).not.toHaveProperty('web_push')
+      expect(payload.url).toBe(`https://shop.example.com/${payload.variant}`)
+    }
+  })
+
   it('does not decide while the test part is held (quiet hours): the decision waits for the last test push', async () => {
     const quiet = await t.project({ plan: 'plus' })
     const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
