@@ -25,15 +25,28 @@ export function unneutraliseCell(text: string): string {
   return text.startsWith("'") && FORMULA_START.test(text) ? text.slice(1) : text
 }
 
-/** One CSV cell: strings neutralised, then quoted when they hold a comma, a quote or a line break (RFC 4180); null is empty. */
-export function csvCell(value: string | number | boolean | null): string {
+/**
+ * A machine value written as it is, never neutralised: keys and ids whose
+ * alphabet cannot make a harmful formula (base64url, [A-Za-z0-9_-], https
+ * URLs) but may start with "-". Prefixing them would corrupt them for any
+ * other importer, and change what 0.2.0's subscriber export wrote.
+ */
+export class Verbatim {
+  constructor(readonly text: string) {}
+}
+export const verbatim = (text: string): Verbatim => new Verbatim(text)
+
+type Cell = string | number | boolean | null | Verbatim
+
+/** One CSV cell: strings neutralised (not Verbatim ones), then quoted when they hold a comma, a quote or a line break (RFC 4180); null is empty. */
+export function csvCell(value: Cell): string {
   if (value === null) return ''
-  if (typeof value !== 'string') return String(value)
-  const text = neutraliseCell(value)
+  if (typeof value !== 'string' && !(value instanceof Verbatim)) return String(value)
+  const text = value instanceof Verbatim ? value.text : neutraliseCell(value)
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
 
 /** One CSV record and its line break (\n; RFC 4180's CRLF is not needed by any spreadsheet or csv-parse). */
-export function csvRecord(cells: ReadonlyArray<string | number | boolean | null>): string {
+export function csvRecord(cells: ReadonlyArray<Cell>): string {
   return `${cells.map(csvCell).join(',')}\n`
 }

@@ -1,11 +1,11 @@
 // GET /v1/subscribers/export with the list's filters (issue 25): the file holds
-// what the list shows, and a text cell a spreadsheet would run as a formula
-// (an external_id is chosen by anonymous browsers) reaches it neutralised, yet
-// imports back as it was.
+// what the list shows; keys and ids are written as they are (their alphabets
+// make no harmful formula, and another importer must read them intact), the
+// free text browsers choose (tags) sits inside JSON, and the file imports back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'csv-parse/sync'
 import { ADMIN_TOKEN, createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
-import { subscribe, subscription } from './subscribers.fixtures.ts'
+import { pushKeys, subscribe, subscription } from './subscribers.fixtures.ts'
 
 let t: TestApp
 let project: TestProject
@@ -62,26 +62,32 @@ describe('subscriber export with filters', () => {
     expect((await get(`/v1/subscribers/export?group_id=${theirs}`)).body).toBe('')
   })
 
-  it('an external_id a spreadsheet would run as a formula is neutralised in CSV, left as it is in NDJSON, and imports back unchanged', async () => {
+  it('writes keys and ids verbatim (no alphabet of theirs makes a harmful formula), keeps formulas inside the tags\' JSON, and imports back unchanged', async () => {
     const a = await t.project({ plan: 'max' })
-    // The pattern of external_id allows a leading "-": "-2-3" is a formula to a spreadsheet (it shows -5).
-    await subscribe(t, a, { external_id: '-2-3', tags: { note: '=HYPERLINK("http://evil.example","x")' } })
+    // A leading "-" is allowed in an external_id and comes with 1 in 64 base64url keys: another importer must read them intact.
+    const keys = { ...pushKeys(), auth: Buffer.concat([Buffer.from([0xf8]), Buffer.alloc(15, 7)]).toString('base64url') }
+    expect(keys.auth.startsWith('-')).toBe(true)
+    await subscribe(t, a, { external_id: '-2-3', keys, tags: { note: '=HYPERLINK("http://evil.example","x")' } })
     const csv = (await get('/v1/subscribers/export?format=csv', a.auth)).body
     const [row] = csvRows(csv)
-    expect(row!.external_id).toBe("'-2-3")
-    for (const cell of Object.values(row!)) expect(cell).not.toMatch(/^[=+\-@\t\r]/)
+    expect(row!.external_id).toBe('-2-3')
+    // The free text a browser chose (tags) is inside JSON, which never starts a formula.
+    expect(row!.tags!.startsWith('{')).toBe(true)
     expect(JSON.parse(row!.tags!)).toEqual({ note: '=HYPERLINK("http://evil.example","x")' })
     expect(JSON.parse((await get('/v1/subscribers/export', a.auth)).body).external_id).toBe('-2-3')
 
-    // The operator's CSV (with keys) imported into another project gives back "-2-3", not "'-2-3".
+    // The operator's CSV (with keys) carries the key as it is, and imported into another project gives back the same subscriber.
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
     const full = (await get(`/admin/v1/projects/${a.id}/subscribers/export?format=csv`, admin)).body
-    expect(csvRows(full)[0]!.external_id).toBe("'-2-3")
-    const keys = (await t.ctx.db.query('SELECT vapid_public, vapid_private FROM projects WHERE id = $1', [a.id])).rows[0]
-    const b = (await t.app.inject({ method: 'POST', url: '/admin/v1/projects', headers: admin, payload: { name: 'B', ...keys } })).json()
+    expect(csvRows(full)[0]).toMatchObject({ external_id: '-2-3', auth: keys.auth, p256dh: keys.p256dh })
+    const vapid = (await t.ctx.db.query('SELECT vapid_public, vapid_private FROM projects WHERE id = $1', [a.id])).rows[0]
+    const b = (await t.app.inject({ method: 'POST', url: '/admin/v1/projects', headers: admin, payload: { name: 'B', ...vapid } })).json()
     const bAuth = { authorization: `Bearer ${b.api_key}` }
     const imported = await t.app.inject({ method: 'POST', url: '/v1/subscribers/import', headers: { ...bAuth, 'content-type': 'text/csv' }, payload: full })
     expect(imported.json()).toMatchObject({ imported: 1, skipped: 0 })
     expect((await get('/v1/subscribers', bAuth)).json().subscribers[0].external_id).toBe('-2-3')
+    const stored = await t.ctx.db.query<{ auth: string }>('SELECT auth FROM subscribers WHERE project_id = $1', [b.id])
+    expect(stored.rows).toEqual([{ auth: keys.auth }])
   })
+
 })

@@ -8,7 +8,7 @@
 // again.
 import type { Database } from '../platform/db/database.ts'
 import { maskEndpoint } from '../access/masking.ts'
-import { csvRecord } from '../platform/csv.ts'
+import { csvRecord, verbatim } from '../platform/csv.ts'
 import { exportPage, previousVapidPairs, type ExportRow } from './export.store.ts'
 import type { SubscriberConditions } from './subscribers.store.ts'
 
@@ -49,16 +49,18 @@ function lineObject(row: ExportRow, withKeys: boolean, endpoint: string): Record
 
 function csvRow(row: ExportRow, withKeys: boolean, endpoint: string): string {
   return csvRecord([
-    endpoint,
-    ...(withKeys ? [row.p256dh, row.auth] : []),
-    row.external_id ?? '',
+    // Keys, the endpoint and external ids as they are: no alphabet of theirs makes a harmful formula, and a
+    // key starting with "-" must reach another importer intact. Groups and tags are JSON ([…], {…}): never a formula.
+    verbatim(endpoint),
+    ...(withKeys ? [verbatim(row.p256dh), verbatim(row.auth)] : []),
+    verbatim(row.external_id ?? ''),
     row.status,
     row.groups.length > 0 ? JSON.stringify(row.groups) : '',
     JSON.stringify(row.tags),
     row.source,
     row.created_at.getTime(),
     row.last_seen_at.getTime(),
-    ...(withKeys ? [row.vapid_public ?? ''] : []),
+    ...(withKeys ? [verbatim(row.vapid_public ?? '')] : []),
   ])
 }
 
