@@ -91,11 +91,11 @@ describe.skipIf(!browserAvailable)('first use and exports in Chromium', () => {
     expect(payload).toMatchObject({ project_id: project.id, title: 'Test from Herald' })
 
     // The payload Herald sent, delivered to the worker registered on Herald's origin, which shows it.
-    const registrationId = await eventually(async () => registrations.get(`${herald.url}/sdk/`), (id) => id !== undefined)
-    const shown = () => page.evaluate(async () => {
-      const registration = await navigator.serviceWorker.getRegistration('/sdk/')
+    const registrationId = await eventually(async () => registrations.get(`${herald.url}/sdk/test-devices/${project.id}/`), (id) => id !== undefined)
+    const shown = () => page.evaluate(async (scope) => {
+      const registration = await navigator.serviceWorker.getRegistration(scope)
       return (await registration!.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag }))
-    })
+    }, `/sdk/test-devices/${project.id}/`)
     let list: Array<{ title: string; body: string; tag: string }> = []
     for (let attempt = 0; attempt < 3 && list.length === 0; attempt++) {
       await cdp.send('ServiceWorker.deliverPushMessage', { origin: herald.url, registrationId: registrationId!, data: JSON.stringify(payload) })
@@ -174,7 +174,7 @@ describe.skipIf(!browserAvailable)('first use and exports in Chromium', () => {
     await page.locator('tr[data-subscriber-id]').first().waitFor()
     const [active] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()])
     const subscribers = parse(await readFile((await active.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>
-    expect(subscribers.map((s) => s.external_id)).toEqual(["'-2-3"])
+    expect(subscribers.map((s) => s.external_id)).toEqual(['-2-3'])
     expect(problems).toEqual([])
   })
 })

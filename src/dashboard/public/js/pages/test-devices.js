@@ -10,7 +10,13 @@ import { h, replace, shortTime } from '../dom.js'
 import { confirmButton, errorBox, okBox, show, table } from '../ui.js'
 
 const WORKER = '/sdk/sw.js'
-const SCOPE = '/sdk/'
+/**
+ * One registration per project (a scope under the worker's folder): a push
+ * subscription belongs to its registration, and one made with another
+ * project's key would be unsubscribed to make this one, taking that
+ * project's test device with it.
+ */
+const scopeOf = (projectId) => `/sdk/test-devices/${projectId}/`
 
 function bytesOf(base64url) {
   const text = atob(base64url.replace(/-/g, '+').replace(/_/g, '/'))
@@ -47,11 +53,11 @@ export async function addThisBrowser(me) {
   if (!('serviceWorker' in navigator) || typeof PushManager === 'undefined') throw new Error('This browser cannot receive web push notifications.')
   const permission = await Notification.requestPermission()
   if (permission !== 'granted') throw new Error("Notifications are blocked for this site: allow them in the browser's site settings, then try again.")
-  const registration = await navigator.serviceWorker.register(WORKER, { scope: SCOPE })
+  const registration = await navigator.serviceWorker.register(WORKER, { scope: scopeOf(me.id) })
   await activeWorker(registration)
   const key = bytesOf(me.vapid_public)
   let subscription = await registration.pushManager.getSubscription()
-  // Made with another key (the project's keys were rotated): a push service refuses a second key for one subscription.
+  // Made with another key (this project's keys were rotated): a push service refuses a second key for one subscription.
   if (subscription && !sameKey(subscription.options?.applicationServerKey, key)) {
     await subscription.unsubscribe()
     subscription = null
