@@ -28,6 +28,8 @@ export interface FanoutResult {
   peakRssMb: number
   /** Herald's CPU (every thread) from POST /v1/send to the last push, per push, in µs. */
   cpuPerPushMicros: number
+  /** The same, of Herald's main thread alone (the event loop: HTTP, TLS, and the embedded database unless it has a thread of its own). */
+  mainThreadCpuPerPushMicros: number
   delivered: number
   /** What the push service received: duplicates, missing and rejected are 0, or the bench fails. */
   check: { duplicates: number; missing: number; rejected: number; verified: number }
@@ -165,6 +167,7 @@ export async function benchFanout(options: {
   try {
     await push.reset()
     const cpuBefore = herald.cpuMicros()
+    const mainBefore = herald.mainThreadCpuMicros()
     const start = Date.now()
     const sent = await post(`${herald.url}/v1/send`, prepared.apiKey, body)
     const returned = Date.now() - start
@@ -178,6 +181,7 @@ export async function benchFanout(options: {
       console.log(`  per 250 ms: ${Array.from(buckets, (count) => count ?? 0).join(' ')}`)
     }
     const cpuPerPushMicros = (herald.cpuMicros() - cpuBefore) / n
+    const mainThreadCpuPerPushMicros = (herald.mainThreadCpuMicros() - mainBefore) / n
     // Herald has answered every push by now; the broadcast records it a moment later.
     let state: Record<string, unknown> = {}
     for (let i = 0; i < 100; i++) {
@@ -221,6 +225,7 @@ export async function benchFanout(options: {
       lastPushMs: last,
       peakRssMb: herald.peakRssMb(),
       cpuPerPushMicros,
+      mainThreadCpuPerPushMicros,
       delivered: Number(state.delivered ?? 0),
       check,
       small: { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), runs: latencies.length },

@@ -63,7 +63,7 @@ if (values.only === undefined || values.only === 'fanout') {
     console.log(
       `  herald (${storage}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms (${fmt(result.firstPushAfterReturnMs)} ms after it returned), ` +
         `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, last ${fmt(result.lastPushMs)} ms; ` +
-        `peak RSS ${result.peakRssMb} MB; CPU ${fmt(result.cpuPerPushMicros)} µs/push (all threads); delivered ${fmt(result.delivered)}; ` +
+        `peak RSS ${result.peakRssMb} MB; CPU ${fmt(result.cpuPerPushMicros)} µs/push (all threads), main thread ${fmt(result.mainThreadCpuPerPushMicros)} µs/push; delivered ${fmt(result.delivered)}; ` +
         `duplicates ${result.check.duplicates}, missing ${result.check.missing}, rejected ${result.check.rejected}, decrypted and verified ${fmt(result.check.verified)}`,
     )
     console.log(

@@ -103,6 +103,8 @@ export interface HeraldProcess {
   peakRssMb(): number
   /** CPU time the process has used so far, every thread of it (user + system), in µs. */
   cpuMicros(): number
+  /** CPU time of the process's main thread alone (its event loop), in µs. */
+  mainThreadCpuMicros(): number
   stop(): Promise<void>
 }
 
@@ -170,6 +172,9 @@ export async function startHerald(env: Record<string, string>, port: number): Pr
     cpuMicros() {
       return processCpuMicros(child.pid!)
     },
+    mainThreadCpuMicros() {
+      return threadCpuMicros(child.pid!, child.pid!)
+    },
     async stop() {
       child.kill('SIGTERM')
       await new Promise((resolve) => child.once('exit', resolve))
@@ -191,6 +196,13 @@ export function processCpuMicros(pid: number): number {
   // utime, stime, cutime, cstime are fields 14-17 of the line, 12-15 after the name.
   const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
   return (ticks / CLOCK_TICKS) * 1e6
+}
+
+/** CPU time of one thread of a process (/proc/pid/task/tid/stat: utime + stime), in µs. */
+export function threadCpuMicros(pid: number, tid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6
 }
 
 export function percentile(sorted: number[], p: number): number {
