@@ -5,6 +5,9 @@
 import { Worker } from 'node:worker_threads'
 import type { Database, DatabaseConnections, Queryable, QueryResult } from './database.ts'
 
+/** V8 young generation of the database thread, in MB. */
+const THREAD_YOUNG_MB = 8
+
 type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void }
 
 /** The thread ended (crashed, or out of memory) while statements were waiting: they fail, as on a lost connection. */
@@ -185,6 +188,10 @@ export async function openEmbeddedThread(dataDir: string | null, settings: strin
   const worker = new Worker(new URL('./embedded-thread.mjs', import.meta.url), {
     workerData: { dataDir, settings },
     execArgv: threadExecArgv(),
+    // The thread's churn is PGlite parsing results (a fan-out batch's 500
+    // rows at a time): V8's default young generation would let it grow to
+    // ~48 MB before collecting (docs/performance.md, issue 26).
+    resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_MB },
   })
   try {
     await new Promise<void>((resolve, reject) => {
