@@ -35,6 +35,8 @@ export interface FanoutResult {
   check: { duplicates: number; missing: number; rejected: number; verified: number }
   small: { p50Ms: number; p99Ms: number; runs: number }
   vapid: { publicKey: string; privateKey: string }
+  /** Seconds spent creating the database and inserting the subscribers (SQL, not the API). */
+  seedSeconds: number
 }
 
 /** Production refuses a public URL that is not https; nothing in a bench fetches it. */
@@ -126,9 +128,9 @@ async function post(url: string, key: string, body: unknown): Promise<{ status: 
 async function waitForPushes(push: BenchPushService, n: number, timeoutMs: number): Promise<number[]> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const stats = await push.stats()
-    if (stats.count >= n) return stats.arrivals
-    if (Date.now() > deadline) throw new Error(`only ${stats.count} of ${n} pushes arrived; rejected ${stats.rejectedCount}: ${JSON.stringify(stats.rejected)}`)
+    const progress = await push.count()
+    if (progress.count >= n) return (await push.stats()).arrivals
+    if (Date.now() > deadline) throw new Error(`only ${progress.count} of ${n} pushes arrived; rejected ${progress.rejectedCount}: ${JSON.stringify(progress.rejected)}`)
     await sleep(n > 100 ? 200 : 5)
   }
 }
@@ -150,7 +152,9 @@ export async function benchFanout(options: {
 }): Promise<FanoutResult> {
   const { push, subscriptions } = options
   const n = subscriptions.length
+  const seedStart = Date.now()
   const prepared = await prepare(options.storage, subscriptions, options.serverUrl, options.personalized)
+  const seedSeconds = (Date.now() - seedStart) / 1000
   const body = options.personalized ? { target: { type: 'all' }, ...personalizedSend } : { target: { type: 'all' }, notification }
   const herald = await startHerald(
     {
@@ -230,6 +234,7 @@ export async function benchFanout(options: {
       check,
       small: { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), runs: latencies.length },
       vapid: prepared.vapid,
+      seedSeconds,
     }
   } finally {
     await herald.stop()
