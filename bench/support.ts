@@ -135,7 +135,14 @@ export const HERALD_ENTRY: string[] = process.env.BENCH_HERALD === 'source'
   ? ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]
   : process.env.BENCH_HERALD === 'build'
     ? [path.join(ROOT, 'dist/src/main.js')]
-    : [path.join(ROOT, 'scripts/start.mjs')]
+    : [...npmStartFlags(), path.join(ROOT, 'scripts/start.mjs')]
+
+/** The node flags of package.json's `start` script (`node --max-semi-space-size=8 scripts/start.mjs serve`): the bench starts Herald with the same. */
+function npmStartFlags(): string[] {
+  const start: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start
+  const words = start.split(/\s+/)
+  return words.slice(words.indexOf('node') + 1, words.findIndex((word) => word.endsWith('start.mjs')))
+}
 
 /** BENCH_HERALD=build: builds dist/ with tsc first (always, so it matches src/); `npm start` compiles its own. */
 export function buildHerald(): void {
