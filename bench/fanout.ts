@@ -28,11 +28,15 @@ export interface FanoutResult {
   peakRssMb: number
   /** Herald's CPU (every thread) from POST /v1/send to the last push, per push, in µs. */
   cpuPerPushMicros: number
+  /** The same, of Herald's main thread alone (the event loop: HTTP, TLS, and the embedded database unless it has a thread of its own). */
+  mainThreadCpuPerPushMicros: number
   delivered: number
   /** What the push service received: duplicates, missing and rejected are 0, or the bench fails. */
   check: { duplicates: number; missing: number; rejected: number; verified: number }
   small: { p50Ms: number; p99Ms: number; runs: number }
   vapid: { publicKey: string; privateKey: string }
+  /** Seconds spent creating the database and inserting the subscribers (SQL, not the API). */
+  seedSeconds: number
 }
 
 /** Production refuses a public URL that is not https; nothing in a bench fetches it. */
@@ -124,9 +128,9 @@ async function post(url: string, key: string, body: unknown): Promise<{ status: 
 async function waitForPushes(push: BenchPushService, n: number, timeoutMs: number): Promise<number[]> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const stats = await push.stats()
-    if (stats.count >= n) return stats.arrivals
-    if (Date.now() > deadline) throw new Error(`only ${stats.count} of ${n} pushes arrived; rejected ${stats.rejectedCount}: ${JSON.stringify(stats.rejected)}`)
+    const progress = await push.count()
+    if (progress.count >= n) return (await push.stats()).arrivals
+    if (Date.now() > deadline) throw new Error(`only ${progress.count} of ${n} pushes arrived; rejected ${progress.rejectedCount}: ${JSON.stringify(progress.rejected)}`)
     await sleep(n > 100 ? 200 : 5)
   }
 }
@@ -148,7 +152,9 @@ export async function benchFanout(options: {
 }): Promise<FanoutResult> {
   const { push, subscriptions } = options
   const n = subscriptions.length
+  const seedStart = Date.now()
   const prepared = await prepare(options.storage, subscriptions, options.serverUrl, options.personalized)
+  const seedSeconds = (Date.now() - seedStart) / 1000
   const body = options.personalized ? { target: { type: 'all' }, ...personalizedSend } : { target: { type: 'all' }, notification }
   const herald = await startHerald(
     {
@@ -165,6 +171,7 @@ export async function benchFanout(options: {
   try {
     await push.reset()
     const cpuBefore = herald.cpuMicros()
+    const mainBefore = herald.mainThreadCpuMicros()
     const start = Date.now()
     const sent = await post(`${herald.url}/v1/send`, prepared.apiKey, body)
     const returned = Date.now() - start
@@ -178,6 +185,7 @@ export async function benchFanout(options: {
       console.log(`  per 250 ms: ${Array.from(buckets, (count) => count ?? 0).join(' ')}`)
     }
     const cpuPerPushMicros = (herald.cpuMicros() - cpuBefore) / n
+    const mainThreadCpuPerPushMicros = (herald.mainThreadCpuMicros() - mainBefore) / n
     // Herald has answered every push by now; the broadcast records it a moment later.
     let state: Record<string, unknown> = {}
     for (let i = 0; i < 100; i++) {
@@ -221,10 +229,12 @@ export async function benchFanout(options: {
       lastPushMs: last,
       peakRssMb: herald.peakRssMb(),
       cpuPerPushMicros,
+      mainThreadCpuPerPushMicros,
       delivered: Number(state.delivered ?? 0),
       check,
       small: { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), runs: latencies.length },
       vapid: prepared.vapid,
+      seedSeconds,
     }
   } finally {
     await herald.stop()

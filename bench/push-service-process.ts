@@ -4,8 +4,9 @@
 import { startPushService, type TestSubscription } from '../test/support/push-service.ts'
 
 export type PushServiceRequest =
-  | { type: 'create'; n: number }
+  | { type: 'create'; n: number; sharedKeys?: boolean }
   | { type: 'stats' }
+  | { type: 'count' }
   | { type: 'reset' }
   | { type: 'close' }
 
@@ -22,7 +23,7 @@ process.on('message', async (request: PushServiceRequest) => {
   switch (request.type) {
     case 'create': {
       const subscriptions: TestSubscription[] = []
-      for (let i = 0; i < request.n; i++) subscriptions.push(service.createSubscription())
+      for (let i = 0; i < request.n; i++) subscriptions.push(service.createSubscription({ sharedKeys: request.sharedKeys }))
       reply({ type: 'created', subscriptions })
       break
     }
@@ -37,6 +38,10 @@ process.on('message', async (request: PushServiceRequest) => {
         rejectedCount: service.rejected.length,
         arrivals: service.arrivals,
       })
+      break
+    case 'count':
+      // Polled while a fan-out runs: the count alone, not a million arrival times each time.
+      reply({ type: 'count', count: service.count, rejectedCount: service.rejected.length, rejected: service.rejected.slice(0, 5) })
       break
     case 'reset':
       service.reset()

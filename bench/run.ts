@@ -1,8 +1,14 @@
 // `npm run bench`: Herald's figures on this machine, printed.
 //
-//   npm run bench -- [--subscribers 50000] [--delay 50] [--storage embedded|postgres|both]
-//                    [--baseline N] [--small-runs 20] [--only fanout|api|beacons|webhooks|import|stats] [--events 20000] [--no-personalized] [--no-backup] [--once]
-//                    [--beacon-rate 5000] [--beacon-seconds 10] [--beacon-connections 50]
+//   npm run bench -- [--subscribers 50000 | 20000,200000,1000000] [--delay 50] [--storage embedded|postgres|both]
+//                    [--baseline 20000] [--small-runs 20] [--neighbour] [--only fanout|api|beacons|webhooks|import|stats] [--events 20000]
+//                    [--no-personalized] [--no-backup] [--once] [--beacon-rate 5000] [--beacon-seconds 10] [--beacon-connections 50]
+//
+// Several sizes give one fan-out per size and storage mode and a table at the
+// end (time, pushes/s, ratio to web-push, CPU per push of every thread and of
+// the main thread, send returned → first push, peak RSS); web-push runs once,
+// on --baseline of the subscriptions. --neighbour runs a busy loop (one core's
+// worth of CPU) in another process throughout, Herald and web-push alike.
 //
 // Fan-out: one broadcast to N subscribers of a local HTTPS push service that
 // answers after --delay ms and verifies and decrypts 1% of pushes; then the
@@ -21,7 +27,8 @@ import { benchBeacons } from './beacons.ts'
 import { benchImportExport } from './import-export.ts'
 import { benchStats } from './stats.ts'
 import { benchFanout, type FanoutResult, type Storage } from './fanout.ts'
-import { BenchPushService, buildHerald, fmt, makeCert, ROOT } from './support.ts'
+import { BenchPushService, buildHerald, fmt, makeCert, ROOT, startNeighbour } from './support.ts'
+import type { TestSubscription } from '../test/support/push-service.ts'
 import { benchWebPush, type BaselineResult } from './webpush-baseline.ts'
 
 const { values } = parseArgs({
@@ -39,6 +46,7 @@ const { values } = parseArgs({
     'beacon-rate': { type: 'string', default: '5000' },
     'beacon-seconds': { type: 'string', default: '10' },
     'beacon-connections': { type: 'string' },
+    neighbour: { type: 'boolean', default: false },
   },
 })
 
@@ -47,7 +55,12 @@ function benchEnv(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('HERALD_') && v !== undefined)) as Record<string, string>
 }
 
-const n = Number(values.subscribers)
+/** --subscribers 20000,200000,1000000: one fan-out per size and storage mode, in one table. */
+const sizes = values.subscribers.split(',').map((size) => Number(size.replace(/_/g, '')))
+if (sizes.some((size) => !Number.isInteger(size) || size <= 0)) throw new Error(`--subscribers: positive integers, comma-separated (got ${values.subscribers})`)
+const n = Math.max(...sizes)
+/** web-push's run: --baseline subscriptions (default 20,000 or fewer): its rate does not depend on the audience's size. */
+const baselineCount = Math.min(n, Number(values.baseline ?? 20_000))
 const delayMs = Number(values.delay)
 const serverUrl = process.env.DATABASE_URL
 const storages: Storage[] =
@@ -55,50 +68,68 @@ const storages: Storage[] =
 
 buildHerald()
 console.log(`Herald benchmark: ${storages.join(' + ')} storage, node ${process.version}, ${process.platform}, ` +
-  `Herald run ${{ source: 'from src/ under tsx (BENCH_HERALD=source)', start: 'as npm start runs it (BENCH_HERALD=start: scripts/start.mjs)' }[process.env.BENCH_HERALD ?? ''] ?? 'from its build, dist/ (npm run build)'}`)
+  `Herald run ${{ source: 'from src/ under tsx (BENCH_HERALD=source)', build: 'from the build of npm run build, dist/ (BENCH_HERALD=build)' }[process.env.BENCH_HERALD ?? ''] ?? 'as npm start runs it (scripts/start.mjs)'}`)
 
 if (values.only === undefined || values.only === 'fanout') {
   const cert = await makeCert()
   const push = await BenchPushService.start(delayMs, 0.01, cert)
-  console.log(`\nFan-out: ${fmt(n)} subscribers, push service HTTPS on ${push.url}, answers after ${delayMs} ms, verifies 1%`)
-  const subscriptions = await push.createSubscriptions(n)
+  // --neighbour: one CPU-bound process (a busy loop, one core's worth) beside Herald and web-push alike, for the ratio under contention.
+  const neighbour = values.neighbour ? startNeighbour() : null
+  console.log(
+    `\nFan-out: ${sizes.map(fmt).join(', ')} subscribers, push service HTTPS on ${push.url}, answers after ${delayMs} ms, verifies 1%` +
+      (neighbour ? '; a CPU-bound neighbour process runs throughout (--neighbour)' : ''),
+  )
   const results: FanoutResult[] = []
-  for (const storage of storages) {
-    const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv() })
-    results.push(result)
-    console.log(
-      `  herald (${storage}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms (${fmt(result.firstPushAfterReturnMs)} ms after it returned), ` +
-        `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, last ${fmt(result.lastPushMs)} ms; ` +
-        `peak RSS ${result.peakRssMb} MB; CPU ${fmt(result.cpuPerPushMicros)} µs/push (all threads); delivered ${fmt(result.delivered)}; ` +
-        `duplicates ${result.check.duplicates}, missing ${result.check.missing}, rejected ${result.check.rejected}, decrypted and verified ${fmt(result.check.verified)}`,
-    )
-    console.log(
-      `  herald (${storage}): 10-subscriber broadcast, POST /v1/send returned → 10th push accepted: ` +
-        `p50 ${fmt(result.small.p50Ms)} ms, p99 ${fmt(result.small.p99Ms)} ms over ${result.small.runs} sends`,
-    )
-  }
-  if (!values['no-personalized']) {
-    for (const plain of results) {
-      const storage = plain.storage
-      const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv(), personalized: true })
+  let baselineSubscriptions: TestSubscription[] = []
+  for (const n of sizes) {
+    // Past 200,000 the subscriptions share 1,024 key pairs (the push service's memory); Herald's work per push is the same.
+    const subscriptions = await push.createSubscriptions(n, n > 200_000)
+    if (baselineSubscriptions.length < Math.min(n, baselineCount)) baselineSubscriptions = subscriptions.slice(0, baselineCount)
+    for (const storage of storages) {
+      const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv() })
+      results.push(result)
       console.log(
-        `  herald (${storage}), two variables + two languages: ${fmt(result.pushesPerSecond)} pushes/s (plain: ${fmt(plain.pushesPerSecond)}); ` +
-          `CPU ${fmt(result.cpuPerPushMicros)} µs/push (plain: ${fmt(plain.cpuPerPushMicros)}, +${fmt(result.cpuPerPushMicros - plain.cpuPerPushMicros)}); ` +
-          `peak RSS ${result.peakRssMb} MB; 10-subscriber p50 ${fmt(result.small.p50Ms)} ms; delivered ${fmt(result.delivered)}, verified ${fmt(result.check.verified)}`,
+        `  herald (${storage}, ${fmt(n)}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms (${fmt(result.firstPushAfterReturnMs)} ms after it returned), ` +
+          `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, last ${fmt(result.lastPushMs)} ms; ` +
+          `peak RSS ${result.peakRssMb} MB; CPU ${fmt(result.cpuPerPushMicros)} µs/push (all threads), main thread ${fmt(result.mainThreadCpuPerPushMicros)} µs/push; delivered ${fmt(result.delivered)}; ` +
+          `duplicates ${result.check.duplicates}, missing ${result.check.missing}, rejected ${result.check.rejected}, decrypted and verified ${fmt(result.check.verified)}; seeded in ${result.seedSeconds.toFixed(1)} s`,
       )
+      if (result.small.runs > 0) {
+        console.log(
+          `  herald (${storage}): 10-subscriber broadcast, POST /v1/send returned → 10th push accepted: ` +
+            `p50 ${fmt(result.small.p50Ms)} ms, p99 ${fmt(result.small.p99Ms)} ms over ${result.small.runs} sends`,
+        )
+      }
+    }
+    if (!values['no-personalized'] && n <= 50_000) {
+      for (const plain of results.filter((r) => r.subscribers === n)) {
+        const storage = plain.storage
+        const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv(), personalized: true })
+        console.log(
+          `  herald (${storage}), two variables + two languages: ${fmt(result.pushesPerSecond)} pushes/s (plain: ${fmt(plain.pushesPerSecond)}); ` +
+            `CPU ${fmt(result.cpuPerPushMicros)} µs/push (plain: ${fmt(plain.cpuPerPushMicros)}, +${fmt(result.cpuPerPushMicros - plain.cpuPerPushMicros)}); ` +
+            `peak RSS ${result.peakRssMb} MB; 10-subscriber p50 ${fmt(result.small.p50Ms)} ms; delivered ${fmt(result.delivered)}, verified ${fmt(result.check.verified)}`,
+        )
+      }
     }
   }
-  const baselineCount = Math.min(n, Number(values.baseline ?? n))
   const baseline: BaselineResult = await benchWebPush({
-    subscriptions: subscriptions.slice(0, baselineCount),
+    subscriptions: baselineSubscriptions,
     push,
     cert,
     vapid: results[0].vapid,
     payload: JSON.stringify({ v: 1, title: 'Benchmark', body: 'A notification of ordinary size, with a body of a sentence or two.', url: '/bench' }),
   })
+  const neighbourCpu = neighbour ? await neighbour.stop() : null
   console.log(`  web-push (keep-alive agent, 50 in flight): ${fmt(baseline.pushesPerSecond)} pushes/s (${fmt(baseline.pushes)} pushes in ${baseline.seconds.toFixed(1)} s, ${baseline.failed} failed); CPU ${fmt(baseline.cpuPerPushMicros)} µs/push`)
-  for (const result of results) {
-    console.log(`  ratio herald (${result.storage}) / web-push: ${(result.pushesPerSecond / baseline.pushesPerSecond).toFixed(2)}x`)
+  if (neighbourCpu !== null) console.log(`  neighbour: ${neighbourCpu.toFixed(0)}% of a core on average while it ran`)
+  console.log(`\n  | storage | subscribers | time | Herald pushes/s | web-push pushes/s | ratio | CPU µs/push (all threads) | main thread µs/push | send returned → first push | peak RSS | duplicates / missing / verified |`)
+  console.log(`  |---|---|---|---|---|---|---|---|---|---|---|`)
+  for (const r of results) {
+    console.log(
+      `  | ${r.storage} | ${fmt(r.subscribers)} | ${(r.lastPushMs / 1000).toFixed(1)} s | ${fmt(r.pushesPerSecond)} | ${fmt(baseline.pushesPerSecond)} | **${(r.pushesPerSecond / baseline.pushesPerSecond).toFixed(2)}×** | ` +
+        `${fmt(r.cpuPerPushMicros)} | ${fmt(r.mainThreadCpuPerPushMicros)} | ${fmt(r.firstPushAfterReturnMs)} ms | ${r.peakRssMb} MB | ${r.check.duplicates} / ${r.check.missing} / ${fmt(r.check.verified)} |`,
+    )
   }
   await push.close()
 }

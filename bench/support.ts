@@ -53,13 +53,19 @@ export class BenchPushService {
     })
   }
 
-  async createSubscriptions(n: number): Promise<TestSubscription[]> {
+  /** sharedKeys: the subscriptions share 1,024 key pairs (a million subscriptions; each still its own endpoint). */
+  async createSubscriptions(n: number, sharedKeys = false): Promise<TestSubscription[]> {
     const out: TestSubscription[] = []
     for (let done = 0; done < n; done += 20_000) {
-      const reply = await this.ask<{ subscriptions: TestSubscription[] }>({ type: 'create', n: Math.min(20_000, n - done) })
-      out.push(...reply.subscriptions)
+      const reply = await this.ask<{ subscriptions: TestSubscription[] }>({ type: 'create', n: Math.min(20_000, n - done), sharedKeys })
+      for (const subscription of reply.subscriptions) out.push(subscription)
     }
     return out
+  }
+
+  /** Pushes accepted so far, and refusals (cheap to poll: no arrival times). */
+  count(): Promise<{ count: number; rejectedCount: number; rejected: Array<{ status: number; reason: string }> }> {
+    return this.ask({ type: 'count' })
   }
 
   stats(): Promise<PushServiceStats> {
@@ -103,6 +109,8 @@ export interface HeraldProcess {
   peakRssMb(): number
   /** CPU time the process has used so far, every thread of it (user + system), in µs. */
   cpuMicros(): number
+  /** CPU time of the process's main thread alone (its event loop), in µs. */
+  mainThreadCpuMicros(): number
   stop(): Promise<void>
 }
 
@@ -116,21 +124,29 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * How the bench runs Herald: the compiled build (`npm run build`, dist/src/main.js),
- * as a deployment does; BENCH_HERALD=start runs it as `npm start` does
- * (scripts/start.mjs, which uses that same dist/ or compiles it with esbuild);
- * BENCH_HERALD=source runs src/main.ts under tsx (how `npm start` ran Herald
- * before, ~70 MB more resident for tsx's loader thread).
+ * How the bench runs Herald: as `npm start` does (scripts/start.mjs, which
+ * runs dist/ or first compiles src/ into it with esbuild), the way the
+ * README starts it (issue 26 measures that); BENCH_HERALD=build runs the
+ * build of `npm run build` (tsc, dist/src/main.js) directly, as a deployment
+ * does; BENCH_HERALD=source runs src/main.ts under tsx (~70 MB more resident
+ * for tsx's loader thread).
  */
 export const HERALD_ENTRY: string[] = process.env.BENCH_HERALD === 'source'
   ? ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]
-  : process.env.BENCH_HERALD === 'start'
-    ? [path.join(ROOT, 'scripts/start.mjs')]
-    : [path.join(ROOT, 'dist/src/main.js')]
+  : process.env.BENCH_HERALD === 'build'
+    ? [path.join(ROOT, 'dist/src/main.js')]
+    : [...npmStartFlags(), path.join(ROOT, 'scripts/start.mjs')]
 
-/** Builds dist/ when the bench runs the compiled Herald with tsc (always, so it matches src/); `start` compiles its own. */
+/** The node flags of package.json's `start` script (`node --max-semi-space-size=8 scripts/start.mjs serve`): the bench starts Herald with the same. */
+function npmStartFlags(): string[] {
+  const start: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start
+  const words = start.split(/\s+/)
+  return words.slice(words.indexOf('node') + 1, words.findIndex((word) => word.endsWith('start.mjs')))
+}
+
+/** BENCH_HERALD=build: builds dist/ with tsc first (always, so it matches src/); `npm start` compiles its own. */
 export function buildHerald(): void {
-  if (process.env.BENCH_HERALD === 'source' || process.env.BENCH_HERALD === 'start') return
+  if (process.env.BENCH_HERALD !== 'build') return
   execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
 }
 
@@ -163,18 +179,40 @@ export async function startHerald(env: Record<string, string>, port: number): Pr
     child,
     url,
     peakRssMb() {
-      const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8')
-      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
-      return Math.round(kb / 1024)
+      return Math.round(treePeakRssKb(child.pid!) / 1024)
     },
     cpuMicros() {
       return processCpuMicros(child.pid!)
+    },
+    mainThreadCpuMicros() {
+      return threadCpuMicros(child.pid!, child.pid!)
     },
     async stop() {
       child.kill('SIGTERM')
       await new Promise((resolve) => child.once('exit', resolve))
     },
   }
+}
+
+/**
+ * Peak resident memory (VmHWM) of a process plus that of its running
+ * children, in kB: the process tree's, counted as if the peaks coincided
+ * (`herald serve` runs no child after its start, so this is its own).
+ */
+export function treePeakRssKb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  let kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    const children = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim()
+    for (const child of children ? children.split(' ') : []) {
+      try {
+        kb += treePeakRssKb(Number(child))
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return kb
 }
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux everywhere). */
@@ -191,6 +229,31 @@ export function processCpuMicros(pid: number): number {
   // utime, stime, cutime, cstime are fields 14-17 of the line, 12-15 after the name.
   const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
   return (ticks / CLOCK_TICKS) * 1e6
+}
+
+/** CPU time of one thread of a process (/proc/pid/task/tid/stat: utime + stime), in µs. */
+export function threadCpuMicros(pid: number, tid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6
+}
+
+/**
+ * A CPU-bound neighbour: a busy loop in a process of its own (one thread, so
+ * at most one core). stop() ends it and gives its average share of a core, in %.
+ */
+export function startNeighbour(): { stop(): Promise<number> } {
+  const child = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
+  process.once('exit', () => child.kill())
+  const started = Date.now()
+  return {
+    async stop() {
+      const cpu = processCpuMicros(child.pid!)
+      child.kill('SIGKILL')
+      await new Promise((resolve) => child.once('exit', resolve))
+      return (100 * cpu) / ((Date.now() - started) * 1000)
+    },
+  }
 }
 
 export function percentile(sorted: number[], p: number): number {

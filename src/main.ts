@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
     await serve(config, role)
     return -1 // keeps running
   }
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddedThread: config.embeddedThread })
   try {
     if (command === 'db' && rest[0] === 'migrate') {
       const applied = await migrate(db)

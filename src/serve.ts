@@ -67,6 +67,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    embeddedThread: config.embeddedThread,
     log,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     lockTimeoutMs: config.dbLockTimeoutMs,

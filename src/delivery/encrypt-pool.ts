@@ -125,7 +125,14 @@ export class EncryptPool {
         }
       })
     }
-    const task = Array.isArray(plaintext) ? { plaintexts: plaintext, subscriptions } : { plaintext, subscriptions }
+    // The keys alone, as one flat array of strings (p256dh, auth, p256dh, …): the subscriptions given are
+    // whole recipients (endpoint, ids, tags…), which the structured clone to the thread would copy too.
+    const keys: string[] = new Array(subscriptions.length * 2)
+    for (let i = 0; i < subscriptions.length; i++) {
+      keys[2 * i] = subscriptions[i].p256dh
+      keys[2 * i + 1] = subscriptions[i].auth
+    }
+    const task = Array.isArray(plaintext) ? { plaintexts: plaintext, keys } : { plaintext, keys }
     const packed: ArrayBuffer = await this.workers.run(task)
     // Views into the one buffer the thread handed over (layout in encrypt-worker.mjs): no copy per body.
     const view = new DataView(packed)

@@ -13,19 +13,22 @@ const encryptPayload = chooseEncryptPayload(workerData?.nativeCrypto !== false)
  * then each body's length (i32, -1 for keys that could not be used), then the
  * bodies one after another.
  * A personalized broadcast (issue 24) sends `plaintexts`, one per subscription, instead of one `plaintext`.
- * @param {{ plaintext?: Uint8Array, plaintexts?: Uint8Array[], subscriptions: { p256dh: string, auth: string }[] }} task
+ * The keys come as one flat array, p256dh then auth for each subscription (encrypt-pool.ts sends nothing else of them).
+ * @param {{ plaintext?: Uint8Array, plaintexts?: Uint8Array[], keys: string[] }} task
  */
 export default function encryptBatch(task) {
   const asBuffer = (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const plaintext = task.plaintext ? asBuffer(task.plaintext) : null
-  const bodies = task.subscriptions.map((subscription, i) => {
+  const count = task.keys.length / 2
+  const bodies = new Array(count)
+  for (let i = 0; i < count; i++) {
     try {
-      return encryptPayload(plaintext ?? asBuffer(task.plaintexts[i]), subscription)
+      bodies[i] = encryptPayload(plaintext ?? asBuffer(task.plaintexts[i]), { p256dh: task.keys[2 * i], auth: task.keys[2 * i + 1] })
     } catch {
       // A subscription with malformed keys fails alone, not its whole batch.
-      return null
+      bodies[i] = null
     }
-  })
+  }
   const header = 4 + 4 * bodies.length
   const total = bodies.reduce((sum, body) => sum + (body ? body.length : 0), header)
   const packed = new Uint8Array(total)

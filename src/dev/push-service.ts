@@ -92,7 +92,7 @@ export interface PushService {
   listening: string
   /** A new subscription with a real P-256 key pair. With applicationServerKey set, the
    *  subscription is restricted to that VAPID key (RFC 8292 §4.2): another key gets 403. */
-  createSubscription(options?: { applicationServerKey?: string }): TestSubscription
+  createSubscription(options?: { applicationServerKey?: string; sharedKeys?: boolean }): TestSubscription
   received: ReceivedPush[]
   rejected: RejectedPush[]
   receivedFor(endpoint: string): ReceivedPush[]
@@ -124,6 +124,28 @@ interface Subscription {
   publicKey: Buffer
   auth: Buffer
   applicationServerKey: string | null
+}
+
+/**
+ * sharedKeys: the subscription takes one of this many key pairs instead of a
+ * new one (benchmarks of a million subscriptions: a key pair each would cost
+ * the push service ~1 GB and half a minute). Herald's work per push is the
+ * same either way: it encrypts each push with a new key of its own.
+ */
+const SHARED_KEY_PAIRS = 1024
+
+interface SharedKeys {
+  ecdh: ECDH
+  publicKey: Buffer
+  auth: Buffer
+  encoded: { p256dh: string; auth: string }
+}
+
+function newKeys(): SharedKeys {
+  const ecdh = createECDH('prime256v1')
+  const publicKey = ecdh.generateKeys()
+  const auth = randomBytes(16)
+  return { ecdh, publicKey, auth, encoded: { p256dh: publicKey.toString('base64url'), auth: auth.toString('base64url') } }
 }
 
 /** Decrypts an aes128gcm web push body (one record) for the user agent holding `receiver`'s keys. */
@@ -373,6 +395,9 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   const listening = listeningUrl(options, (server.address() as AddressInfo).port)
   url = publicBase ?? listening
 
+  const keyPool: SharedKeys[] = []
+  let nextShared = 0
+
   function idOf(endpoint: string): string {
     const id = new URL(endpoint).pathname.replace(/^\/push\//, '')
     if (!subscriptions.has(id)) throw new Error(`not a subscription of this push service: ${endpoint}`)
@@ -382,13 +407,18 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   return {
     url,
     listening,
-    createSubscription({ applicationServerKey } = {}) {
+    createSubscription({ applicationServerKey, sharedKeys } = {}) {
       const id = randomBytes(12).toString('base64url')
-      const ecdh = createECDH('prime256v1')
-      const publicKey = ecdh.generateKeys()
-      const auth = randomBytes(16)
-      subscriptions.set(id, { id, ecdh, publicKey, auth, applicationServerKey: applicationServerKey ?? null })
-      return { endpoint: `${url}/push/${id}`, keys: { p256dh: publicKey.toString('base64url'), auth: auth.toString('base64url') } }
+      let keys: SharedKeys
+      if (sharedKeys) {
+        // One of a fixed set of key pairs (a million subscriptions for a benchmark, each still its own endpoint).
+        if (keyPool.length < SHARED_KEY_PAIRS) keyPool.push(newKeys())
+        keys = keyPool[nextShared++ % keyPool.length]
+      } else {
+        keys = newKeys()
+      }
+      subscriptions.set(id, { id, ecdh: keys.ecdh, publicKey: keys.publicKey, auth: keys.auth, applicationServerKey: applicationServerKey ?? null })
+      return { endpoint: `${url}/push/${id}`, keys: { p256dh: keys.encoded.p256dh, auth: keys.encoded.auth } }
     },
     received,
     rejected,

@@ -57,6 +57,11 @@ function sortedUnique<T>(items: T[], id: (item: T) => string): T[] {
  * The batch's events were written first in the same transaction, so their
  * foreign keys hold every subscriber here (none can be erased meanwhile); one
  * erased before the batch is simply not found.
+ * Each outcome finds its subscriber by primary key (the LATERAL subquery;
+ * LIMIT 1, which the key allows anyway, keeps the planner from folding it back
+ * into a join): a plain join let the planner of a database without statistics (the embedded
+ * one has no autovacuum) hash every subscriber of the project for each batch,
+ * ~1 s a batch at 200,000 (docs/performance.md, issue 26).
  */
 export async function recordPushHealth(q: Queryable, projectId: string, outcomes: PushHealthOutcome[]): Promise<void> {
   if (outcomes.length === 0) return
@@ -67,7 +72,7 @@ export async function recordPushHealth(q: Queryable, projectId: string, outcomes
      ), counted AS (
        INSERT INTO subscriber_health AS h (subscriber_id, project_id, last_delivered_at, consecutive_failures)
        SELECT s.id, s.project_id, CASE WHEN o.delivered THEN now() END, CASE WHEN o.delivered THEN 0 ELSE 1 END
-         FROM o JOIN subscribers s ON s.id = o.id AND s.project_id = $4
+         FROM o CROSS JOIN LATERAL (SELECT id, project_id FROM subscribers WHERE id = o.id AND project_id = $4 LIMIT 1) s
         ORDER BY s.id
        ON CONFLICT (subscriber_id) DO UPDATE SET
          last_delivered_at = COALESCE(EXCLUDED.last_delivered_at, h.last_delivered_at),
@@ -88,7 +93,9 @@ export async function recordPushHealth(q: Queryable, projectId: string, outcomes
  * Sets last_clicked_at of the subscribers that clicked, each only within the
  * project its beacon named: another project's subscriber id changes nothing.
  * The subscriber rows are key-share locked, so one erased meanwhile is skipped
- * rather than failing the beacons' transaction.
+ * rather than failing the beacons' transaction. Found by primary key, one
+ * each (LATERAL, as recordPushHealth: no hash of a whole project's subscribers
+ * per batch of beacons on a database without statistics).
  */
 export async function recordClicks(q: Queryable, clicks: Array<{ projectId: string; subscriberId: string }>): Promise<void> {
   if (clicks.length === 0) return
@@ -97,9 +104,8 @@ export async function recordClicks(q: Queryable, clicks: Array<{ projectId: stri
     `INSERT INTO subscriber_health AS h (subscriber_id, project_id, last_clicked_at)
      SELECT s.id, s.project_id, now()
        FROM unnest($1::text[], $2::text[]) AS c(project_id, id)
-       JOIN subscribers s ON s.id = c.id AND s.project_id = c.project_id
+       CROSS JOIN LATERAL (SELECT id, project_id FROM subscribers WHERE id = c.id AND project_id = c.project_id LIMIT 1 FOR KEY SHARE) s
       ORDER BY s.id
-        FOR KEY SHARE OF s
      ON CONFLICT (subscriber_id) DO UPDATE SET last_clicked_at = EXCLUDED.last_clicked_at`,
     [sorted.map((c) => c.projectId), sorted.map((c) => c.subscriberId)],
   )

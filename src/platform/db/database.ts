@@ -8,6 +8,7 @@ import type { PGlite } from '@electric-sql/pglite'
 import { lockDataDir } from './data-dir-lock.ts'
 import { DatabaseAvailability, isConnectionError, type DatabaseLog } from './availability.ts'
 import { listenOnServer } from './listen-connection.ts'
+import { openEmbeddedThread } from './embedded-thread.ts'
 import {
   DEFAULT_DB_CONNECT_TIMEOUT_MS,
   DEFAULT_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
@@ -309,6 +310,12 @@ export interface DatabaseOptions {
   databaseUrl: string | null
   /** Where the embedded database keeps its files; null keeps it in memory (tests). */
   dataDir: string | null
+  /**
+   * The embedded database in a worker thread of its own (HERALD_EMBEDDED_THREAD,
+   * issue 26: PostgreSQL's WebAssembly off the main thread); false runs it in
+   * this thread, as before. Default true.
+   */
+  embeddedThread?: boolean
   /** Connections in the pool when on a server. Default 10. */
   poolSize?: number
   /** Where a server outage is logged, once as it starts and once as it ends. Default: not logged. */
@@ -357,6 +364,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   if (options.dataDir) fs.mkdirSync(options.dataDir, { recursive: true })
   const unlock = options.dataDir ? lockDataDir(options.dataDir) : undefined
+  if (options.embeddedThread !== false) return openEmbeddedThread(options.dataDir, EMBEDDED_SETTINGS, unlock ?? (() => undefined))
   // Imported only here: on a PostgreSQL server Herald never loads the embedded one (~45 MB).
   const { PGlite } = await import('@electric-sql/pglite')
   // PostgreSQL compiled to WebAssembly is a large module: V8's optimising tier
