@@ -169,7 +169,9 @@ export function toExperimentView(experiment: Experiment, broadcast: Pick<Broadca
   const analysis = analyse(experiment.variants, experiment.metric, experiment.min_per_variant, experiment.confidence)
   const over = ['sent', 'failed', 'canceled'].includes(broadcast.status)
   const noWinnerPhase = experiment.test_share >= 1
-  const phase = noWinnerPhase && over && experiment.phase === 'testing' ? 'complete' : experiment.phase
+  const undecided = experiment.phase === 'testing' || experiment.phase === 'waiting'
+  // A test whose broadcast was stopped reads stopped at once, not when its decision job next runs (up to decide_after later).
+  const phase = broadcast.status === 'canceled' && undecided ? 'stopped' : noWinnerPhase && over && experiment.phase === 'testing' ? 'complete' : experiment.phase
   const decision = experiment.decision
   let reason = decision?.reason ?? null
   if (reason === null && phase === 'complete') {

@@ -315,6 +315,9 @@ describe('an A/B test with the rest of Herald', () => {
     expect(after.experiment).toMatchObject({ phase: 'testing', winner: null })
     expect(after.delivered).toBe(0)
     expect(pushesOf(id)).toEqual([])
+    // Stopped while its test waits: the view says so at once, not when the decision job next looks.
+    expect((await t.app.inject({ method: 'POST', url: `/v1/broadcasts/${id}/stop`, headers: quiet.auth })).statusCode).toBe(200)
+    expect((await view(id, quiet)).experiment).toMatchObject({ phase: 'stopped', winner: null })
   })
 
   it('scheduled: the test starts when the broadcast fires, and decide_after counts from then', async () => {

@@ -313,7 +313,9 @@ export interface DatabaseOptions {
   /**
    * The embedded database in a worker thread of its own (HERALD_EMBEDDED_THREAD,
    * issue 26: PostgreSQL's WebAssembly off the main thread); false runs it in
-   * this thread, as before. Default true.
+   * this thread, as before. Default false: on a quiet 2-core machine the thread
+   * halved the main thread's CPU per push but moved no more pushes a second,
+   * and cost ~6% more CPU in all and ~30 MB of RSS (docs/performance.md).
    */
   embeddedThread?: boolean
   /** Connections in the pool when on a server. Default 10. */
@@ -364,7 +366,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   if (options.dataDir) fs.mkdirSync(options.dataDir, { recursive: true })
   const unlock = options.dataDir ? lockDataDir(options.dataDir) : undefined
-  if (options.embeddedThread !== false) return openEmbeddedThread(options.dataDir, EMBEDDED_SETTINGS, unlock ?? (() => undefined))
+  if (options.embeddedThread === true) return openEmbeddedThread(options.dataDir, EMBEDDED_SETTINGS, unlock ?? (() => undefined))
   // Imported only here: on a PostgreSQL server Herald never loads the embedded one (~45 MB).
   const { PGlite } = await import('@electric-sql/pglite')
   // PostgreSQL compiled to WebAssembly is a large module: V8's optimising tier

@@ -26,7 +26,7 @@ describe('the embedded database in a thread', () => {
 
   beforeAll(async () => {
     ;[threaded, inline] = await Promise.all([
-      openDatabase({ databaseUrl: null, dataDir: null }),
+      openDatabase({ databaseUrl: null, dataDir: null, embeddedThread: true }),
       openDatabase({ databaseUrl: null, dataDir: null, embeddedThread: false }),
     ])
     for (const db of [threaded, inline]) await db.exec('CREATE TABLE t (id int PRIMARY KEY, note text NOT NULL)')
