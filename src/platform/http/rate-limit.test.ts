@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { createTestApp, type TestApp, type TestProject } from '../../../test/support/app.ts'
 import { subscription } from '../../subscribers/subscribers.fixtures.ts'
 import { insertSentBroadcast } from '../../broadcasts/broadcasts.fixtures.ts'
+import { BEACONS_PER_REQUEST } from '../../projects/project-auth.ts'
 import { createRateLimiter, MemoryRateLimiter, REDIS_OPTIONS, RedisRateLimiter } from './rate-limit.ts'
 
 const MINUTE = 60_000
@@ -199,25 +200,27 @@ describe('rate limit through HTTP (in-memory counters)', () => {
     expectRateLimitHeaders(await groups(p), 2, 1)
   })
 
-  it('POST /v1/events over the limit still answers 202 { ok: true } and records nothing', async () => {
-    const p = await t.project({ limits: { requests_per_minute: 2 } })
+  it('POST /v1/events over the beacon budget still answers 202 { ok: true } and records nothing; beacons never spend the API budget', async () => {
+    // Beacons have a bucket apart (issue 25: a send's shown beacons come in thousands): requests_per_minute × BEACONS_PER_REQUEST.
+    const p = await t.project({ limits: { requests_per_minute: 1 } })
     const broadcastId = await insertSentBroadcast(t.ctx.db, p.id)
     const beacon = () => t.app.inject({
       method: 'POST',
       url: `/v1/events?project=${p.id}`,
       payload: { type: 'clicked', broadcast_id: broadcastId },
     })
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < BEACONS_PER_REQUEST + 2; i++) {
       const res = await beacon()
       expect(res.statusCode).toBe(202)
       expect(res.json()).toEqual({ ok: true })
     }
     const counts = await t.ctx.db.query<{ clicked: number }>('SELECT clicked FROM broadcasts WHERE id = $1', [broadcastId])
-    expect(counts.rows[0].clicked).toBe(2)
+    expect(counts.rows[0].clicked).toBe(BEACONS_PER_REQUEST)
     const events = await t.ctx.db.query('SELECT id FROM events WHERE broadcast_id = $1', [broadcastId])
-    expect(events.rows).toHaveLength(2)
-    // The beacons used the project's budget like any other request.
-    expectRateLimited(await groups(p), 2)
+    expect(events.rows).toHaveLength(BEACONS_PER_REQUEST)
+    // The project's one API request a minute is still there, then spent.
+    expect((await groups(p)).statusCode).toBe(200)
+    expectRateLimited(await groups(p), 1)
   })
 })
 
