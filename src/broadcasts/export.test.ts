@@ -19,6 +19,8 @@ const T0 = Date.UTC(2026, 9, 1)
 interface Row { status?: string; source?: string; title?: string; created: number; audience?: number; delivered?: number; failed?: number; skipped?: number; clicked?: number; dismissed?: number; shown?: number }
 
 async function insert(projectId: string, row: Row): Promise<string> {
+  // Ids order by their millisecond only (the rest is random): one millisecond apart, id order is insertion order.
+  await new Promise((resolve) => setTimeout(resolve, 2))
   const id = newId('bdc')
   await t.ctx.db.query(
     `INSERT INTO broadcasts (id, project_id, status, source, target, title, body, url, ttl, urgency, audience, delivered, failed, failed_skipped, failed_gone, clicked, dismissed, created_at, started_at, finished_at, shown)
