@@ -4,12 +4,9 @@
 // its own process.
 import { randomBytes } from 'node:crypto'
 import autocannon from 'autocannon'
-import { startHerald } from './support.ts'
+import { benchStorage, startHerald } from './support.ts'
 import type { Storage } from './fanout.ts'
-import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
 
 const DURATION_S = 10
 const CONNECTIONS = 20
@@ -19,28 +16,7 @@ const BENCH_PUBLIC_URL = 'https://herald.localhost'
 const ADMIN = `bench-admin-${randomBytes(16).toString('hex')}`
 
 export async function benchApi(storage: Storage, serverUrl: string | undefined): Promise<void> {
-  let env: Record<string, string>
-  let cleanup: () => Promise<void>
-  if (storage === 'postgres') {
-    const name = `herald_bench_${randomBytes(4).toString('hex')}`
-    const admin = new pg.Client({ connectionString: serverUrl })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${name}`)
-    await admin.end()
-    const url = new URL(serverUrl!)
-    url.pathname = `/${name}`
-    env = { DATABASE_URL: url.toString() }
-    cleanup = async () => {
-      const client = new pg.Client({ connectionString: serverUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    }
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-api-'))
-    env = { HERALD_DATA_DIR: dir }
-    cleanup = async () => fs.rmSync(dir, { recursive: true, force: true })
-  }
+  const { env, cleanup } = await benchStorage(storage, serverUrl, 'api')
   const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN, HERALD_PUBLIC_URL: BENCH_PUBLIC_URL }, 0)
   try {
     const created = await fetch(`${herald.url}/admin/v1/projects`, {

@@ -9,13 +9,10 @@
 //
 //   npm run bench -- --only beacons [--beacon-rate 5000] [--beacon-seconds 10] [--beacon-connections 50] [--storage embedded|postgres|both]
 import { randomBytes } from 'node:crypto'
-import fs from 'node:fs'
 import os from 'node:os'
-import path from 'node:path'
 import autocannon from 'autocannon'
-import pg from 'pg'
 import type { Storage } from './fanout.ts'
-import { fmt, startHerald } from './support.ts'
+import { benchStorage, fmt, startHerald } from './support.ts'
 
 /**
  * Default connections. autocannon is a closed loop per connection: more let a
@@ -51,28 +48,7 @@ interface KindResult {
 export async function benchBeacons(options: BeaconBenchOptions): Promise<void> {
   const { storage, serverUrl } = options
   const CONNECTIONS = options.connections ?? BEACON_CONNECTIONS
-  let env: Record<string, string>
-  let cleanup: () => Promise<void>
-  if (storage === 'postgres') {
-    const name = `herald_bench_${randomBytes(4).toString('hex')}`
-    const admin = new pg.Client({ connectionString: serverUrl })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${name}`)
-    await admin.end()
-    const url = new URL(serverUrl!)
-    url.pathname = `/${name}`
-    env = { DATABASE_URL: url.toString() }
-    cleanup = async () => {
-      const client = new pg.Client({ connectionString: serverUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    }
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-beacons-'))
-    env = { HERALD_DATA_DIR: dir }
-    cleanup = async () => fs.rmSync(dir, { recursive: true, force: true })
-  }
+  const { env, cleanup } = await benchStorage(storage, serverUrl, 'beacons')
   const herald = await startHerald({ ...env, NODE_ENV: 'production', HERALD_ADMIN_TOKEN: ADMIN, HERALD_PUBLIC_URL: BENCH_PUBLIC_URL }, 0)
   try {
     const created = await fetch(`${herald.url}/admin/v1/projects`, {

@@ -7,6 +7,8 @@ import os from 'node:os'
 import selfsigned from 'selfsigned'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
 import type { TestSubscription } from '../test/support/push-service.ts'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -267,4 +269,31 @@ export function sleep(ms: number): Promise<void> {
 
 export function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US')
+}
+
+/**
+ * Where a bench's own Herald keeps its data: a new database on the PostgreSQL
+ * server (dropped after), or a new embedded data directory (removed after).
+ */
+export async function benchStorage(storage: 'embedded' | 'postgres', serverUrl: string | undefined, label: string): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+  if (storage === 'postgres') {
+    const name = `herald_bench_${randomBytes(4).toString('hex')}`
+    const admin = new pg.Client({ connectionString: serverUrl })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${name}`)
+    await admin.end()
+    const url = new URL(serverUrl!)
+    url.pathname = `/${name}`
+    return {
+      env: { DATABASE_URL: url.toString() },
+      cleanup: async () => {
+        const client = new pg.Client({ connectionString: serverUrl })
+        await client.connect()
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        await client.end()
+      },
+    }
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `herald-bench-${label}-`))
+  return { env: { HERALD_DATA_DIR: dir }, cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) }
 }
