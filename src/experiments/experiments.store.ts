@@ -1,19 +1,14 @@
 // The broadcast_experiments and broadcast_variants tables (migration 0032):
 // the one module that writes them.
 import type { Queryable } from '../platform/db/database.ts'
-import type { NotificationAction } from '../broadcasts/broadcasts.schemas.ts'
+import type { NotificationContent } from '../broadcasts/notification-payload.ts'
 import type { ExperimentMetric, ExperimentPhase, OnInconclusive } from './experiments.schemas.ts'
 import type { Decision } from './decision.ts'
 import { markHasExperiment } from '../broadcasts/broadcasts.store.ts'
 
-export interface VariantContent {
+/** A variant's notification: the content fields of every push (notification-payload.ts), and its key. */
+export interface VariantContent extends Pick<NotificationContent, 'title' | 'body' | 'icon' | 'image' | 'url' | 'actions'> {
   key: string
-  title: string
-  body: string
-  icon: string | null
-  image: string | null
-  url: string
-  actions: NotificationAction[]
 }
 
 export interface VariantRow extends VariantContent {
