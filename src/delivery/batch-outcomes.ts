@@ -1,6 +1,6 @@
 // What one batch of pushes came to, and how it is recorded: in one
-// transaction with the batch job's completion (fanout.ts), the delivered and
-// failed events (with their webhooks), the subscriptions found gone, and the
+// transaction with the batch job's completion (fanout.ts), the failed events,
+// the delivered ones where a webhook endpoint takes them (with their webhooks), the subscriptions found gone, and the
 // broadcast's counts (by reason and push service, retrying, the last error:
 // tallied here, added in the one UPDATE of the broadcast row), in the lock
 // order fanout.ts gives. The subscribers' health (last_delivered_at,
@@ -12,6 +12,7 @@ import { newId } from '../platform/ids.ts'
 import { addOutcomes, emptyDelta, type LastPushError, type PushServiceCounts, type SendingBroadcast } from '../broadcasts/broadcast-state.ts'
 import type { FailReason } from '../broadcasts/broadcasts.schemas.ts'
 import { recordEvents, type NewEvent } from '../events/events.store.ts'
+import { activeWebhookEventTypes } from '../webhooks/webhooks.store.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
 import { recordPushHealth } from '../subscribers/health.store.ts'
 import { addStats } from '../stats/stats.store.ts'
@@ -102,10 +103,18 @@ export async function recordBatch(
     type,
     meta,
   })
+  // A delivered push gets an events row only when a webhook endpoint of the
+  // project will carry it: nothing else reads one (its count is on the
+  // broadcast and in the hourly stats, its date in the subscriber's health),
+  // and one row per push was the largest write of a fan-out (issue 26). A
+  // failed push always gets its row: the only record of why, per subscriber.
+  const delivered = outcomes.delivered.length > 0 && (await activeWebhookEventTypes(q, broadcast.project_id)).has('delivered')
+    ? outcomes.delivered
+    : []
   // In subscriber id order, the order erasure deletes a user's subscribers in,
   // so the key-share locks the events' foreign keys take queue the same way.
   const events = [
-    ...outcomes.delivered.map((d) => event(d, 'delivered', null)),
+    ...delivered.map((d) => event(d, 'delivered', null)),
     ...outcomes.failed.map((f) => event(f, 'failed', f.cause === undefined ? { reason: f.reason, status: f.status } : { reason: f.reason, status: f.status, cause: f.cause })),
   ].sort((a, b) => (a.subscriber_id! < b.subscriber_id! ? -1 : a.subscriber_id! > b.subscriber_id! ? 1 : 0))
   // The events of the broadcast being sent, under its own project: no ownership check needed.

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
 import { getBroadcast, send, sleep, subscribeBrowser, waitForBroadcast } from '../../test/support/delivery.ts'
+import { newId } from '../platform/ids.ts'
+import { newWebhookSecret } from '../webhooks/webhooks.service.ts'
 
 let t: TestApp
 let push: PushService
@@ -86,12 +88,35 @@ describe('fan-out', () => {
     expect(endpointsReached()).toEqual([active.endpoint])
   })
 
-  it('records a delivered event per push, with subscriber_id and external_id', async () => {
+  it('records a delivered event, with subscriber_id and external_id, only where a webhook endpoint takes delivered events', async () => {
     const browser = await subscribeBrowser(t, project, push, { external_id: 'carol' })
-    const id = await send(t, project, { target: { type: 'all' }, notification })
-    await waitForBroadcast(t, project, id)
-    const events = await t.database.db.query('SELECT type, subscriber_id, external_id, meta FROM events WHERE broadcast_id = $1', [id])
-    expect(events.rows).toEqual([{ type: 'delivered', subscriber_id: browser.id, external_id: 'carol', meta: null }])
+    const eventsOf = async (id: string) =>
+      (await t.database.db.query('SELECT type, subscriber_id, external_id, meta FROM events WHERE broadcast_id = $1', [id])).rows
+    const endpoint = async (events: string[], status = 'active') => {
+      const id = newId('whk')
+      await t.database.db.query('INSERT INTO webhooks (id, project_id, url, events, secret, status) VALUES ($1, $2, $3, $4, $5, $6)', [
+        id, project.id, `https://hooks.example/${id}`, events, newWebhookSecret(), status,
+      ])
+    }
+    // No endpoint: the count and the subscriber's health hold the delivery, no events row.
+    const plain = await send(t, project, { target: { type: 'all' }, notification })
+    expect(await waitForBroadcast(t, project, plain)).toMatchObject({ status: 'sent', delivered: 1 })
+    expect(await eventsOf(plain)).toEqual([])
+    const health = await t.database.db.query<{ delivered: boolean }>('SELECT last_delivered_at IS NOT NULL AS delivered FROM subscriber_health WHERE subscriber_id = $1', [browser.id])
+    expect(health.rows).toEqual([{ delivered: true }])
+    // Endpoints that do not take delivered events (or are disabled) change nothing.
+    await endpoint(['failed', 'clicked'])
+    await endpoint(['delivered'], 'disabled')
+    const unwanted = await send(t, project, { target: { type: 'all' }, notification })
+    await waitForBroadcast(t, project, unwanted)
+    expect(await eventsOf(unwanted)).toEqual([])
+    // An active endpoint that takes them: one row per push, and its delivery.
+    await endpoint(['delivered'])
+    const wanted = await send(t, project, { target: { type: 'all' }, notification })
+    await waitForBroadcast(t, project, wanted)
+    expect(await eventsOf(wanted)).toEqual([{ type: 'delivered', subscriber_id: browser.id, external_id: 'carol', meta: null }])
+    const deliveries = await t.database.db.query('SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.broadcast_id = $1', [wanted])
+    expect(deliveries.rows).toHaveLength(1)
   })
 
   it('completes a broadcast with an empty audience at once', async () => {

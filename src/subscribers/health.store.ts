@@ -54,9 +54,11 @@ function sortedUnique<T>(items: T[], id: (item: T) => string): T[] {
  * last_delivered_at and resets consecutive_failures; a failed one counts up
  * and expires an active subscriber when its push service said it is gone
  * (404/410) or when the count reaches the project's expire_after_failures.
- * The batch's events were written first in the same transaction, so their
- * foreign keys hold every subscriber here (none can be erased meanwhile); one
- * erased before the batch is simply not found.
+ * Each health row's foreign key holds its subscriber (a key-share lock) until
+ * the batch commits; one erased before the batch is simply not found, and one
+ * whose erasure commits while this statement waits for it fails the statement,
+ * so the batch's recording is tried again (fanout.ts retryWhileLeased) and
+ * then does not find it.
  * Each outcome finds its subscriber by primary key (the LATERAL subquery;
  * LIMIT 1, which the key allows anyway, keeps the planner from folding it back
  * into a join): a plain join let the planner of a database without statistics (the embedded

@@ -108,3 +108,16 @@ export async function signingSecrets(q: Queryable, id: string): Promise<{ secret
   )
   return result.rows[0]
 }
+
+/**
+ * The event types the project's active webhook endpoints subscribe to, all
+ * endpoints together (empty: none). Fan-out asks once per batch: a delivered
+ * event is written only when an endpoint will carry it (docs/decisions.md, "Events").
+ */
+export async function activeWebhookEventTypes(q: Queryable, projectId: string): Promise<Set<string>> {
+  const result = await q.query<{ type: string }>(
+    "SELECT DISTINCT unnest(events) AS type FROM webhooks WHERE project_id = $1 AND status = 'active'",
+    [projectId],
+  )
+  return new Set(result.rows.map((row) => row.type))
+}
