@@ -126,7 +126,7 @@ export interface Config {
   encryptThreads: number | null
   /** RFC 8291 through the OpenSSL addon when it was built at install; false: node:crypto only. Threads get it from EncryptPool. */
   nativeCrypto: boolean
-  /** The embedded database (PGlite) in a worker thread of its own; false: in the main thread (issue 26). */
+  /** The embedded database (PGlite) in a worker thread of its own (the default); false: in the main thread (issue 26). */
   embeddedThread: boolean
   pushTimeoutMs: number
   pushRetryBaseMs: number
@@ -274,7 +274,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     workerConcurrency: int(env, 'HERALD_WORKER_CONCURRENCY', DEFAULT_WORKER_CONCURRENCY, 1, 1000),
     encryptThreads: env.HERALD_ENCRYPT_THREADS ? int(env, 'HERALD_ENCRYPT_THREADS', 0, 0, 64) : null,
     nativeCrypto: bool(env, 'HERALD_NATIVE_CRYPTO', true),
-    embeddedThread: bool(env, 'HERALD_EMBEDDED_THREAD', false),
+    embeddedThread: bool(env, 'HERALD_EMBEDDED_THREAD', true),
     pushTimeoutMs: int(env, 'HERALD_PUSH_TIMEOUT_MS', DEFAULT_PUSH_TIMEOUT_MS, 10, 600_000),
     pushRetryBaseMs: int(env, 'HERALD_PUSH_RETRY_BASE_MS', DEFAULT_PUSH_RETRY_BASE_MS, 1, 3_600_000),
     pushConnections: int(env, 'HERALD_PUSH_CONNECTIONS', DEFAULT_PUSH_CONNECTIONS, 1, 4096),

@@ -313,9 +313,10 @@ export interface DatabaseOptions {
   /**
    * The embedded database in a worker thread of its own (HERALD_EMBEDDED_THREAD,
    * issue 26: PostgreSQL's WebAssembly off the main thread); false runs it in
-   * this thread, as before. Default false: on a quiet 2-core machine the thread
-   * halved the main thread's CPU per push but moved no more pushes a second,
-   * and cost ~6% more CPU in all and ~30 MB of RSS (docs/performance.md).
+   * this thread (the default here, for tests and tools that open a database
+   * themselves). Herald's config turns it on by default: measured on a quiet
+   * 2-core machine, a fan-out moves 20-25% more pushes a second with it, for
+   * ~25 MB more RSS (docs/performance.md, issue 26).
    */
   embeddedThread?: boolean
   /** Connections in the pool when on a server. Default 10. */

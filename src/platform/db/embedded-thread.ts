@@ -1,7 +1,7 @@
 // The main thread's side of the embedded database in a worker thread
 // (embedded-thread.mjs, issue 26): the same Database as the in-process one,
 // each statement a message to the thread and its result a message back.
-// Opt-in (HERALD_EMBEDDED_THREAD=true); by default PGlite runs in the main thread.
+// Herald's default (HERALD_EMBEDDED_THREAD, true unless set false); openDatabase without it runs PGlite in the calling thread.
 import { Worker } from 'node:worker_threads'
 import type { Database, DatabaseConnections, Queryable, QueryResult } from './database.ts'
 
