@@ -136,6 +136,9 @@ export async function sendToRecipients(
   }
   const signing = signingKeys(project)
   const ttl = remainingTtl(broadcast)
+  // The headers of a push depend on its signature (which names the push service's origin) and the batch only:
+  // one object per signature, shared by the batch's pushes (neither undici nor http2-origin.ts changes it).
+  const headersBySignature = new Map<string, Record<string, string>>()
 
   const pushOne = async (recipient: Recipient, body: Encrypted): Promise<void> => {
     const who = { subscriberId: recipient.id, externalId: recipient.external_id, pushService: recipient.push_service }
@@ -164,7 +167,9 @@ export async function sendToRecipients(
       return
     }
     const startedAt = tally ? performance.now() : 0
-    const outcome: PushOutcome = await deps.pushClient.send({ endpoint, body, headers: pushHeaders(broadcast, endpoint, authorization, ttl) })
+    let headers = headersBySignature.get(authorization)
+    if (!headers) headersBySignature.set(authorization, (headers = pushHeaders(broadcast, endpoint, authorization, ttl)))
+    const outcome: PushOutcome = await deps.pushClient.send({ endpoint, body, headers })
     tally?.add(recipient.push_service, outcome, startedAt, endpoint)
     if (outcome.kind === 'delivered') {
       result.delivered.push(who)
