@@ -55,10 +55,12 @@ function sortedUnique<T>(items: T[], id: (item: T) => string): T[] {
  * and expires an active subscriber when its push service said it is gone
  * (404/410) or when the count reaches the project's expire_after_failures.
  * Each health row's foreign key holds its subscriber (a key-share lock) until
- * the batch commits; one erased before the batch is simply not found, and one
- * whose erasure commits while this statement waits for it fails the statement,
- * so the batch's recording is tried again (fanout.ts retryWhileLeased) and
- * then does not find it.
+ * the batch commits, so an erasure waits for the batch; one erased before the
+ * batch is simply not found. One whose erasure is under way when this
+ * statement reaches it makes the foreign key check fail once the erasure
+ * commits (as the events' keys did when every delivered push wrote one): the
+ * batch job fails and runs again (not yet handled; recordClicks skips such a
+ * row with FOR KEY SHARE).
  * Each outcome finds its subscriber by primary key (the LATERAL subquery;
  * LIMIT 1, which the key allows anyway, keeps the planner from folding it back
  * into a join): a plain join let the planner of a database without statistics (the embedded
