@@ -172,7 +172,6 @@ describe.skipIf(!enabled)('rolling upgrade from the previous release (HERALD_TES
     )
     // The previous release writes a delivered event per push, this one only for a webhook endpoint that takes them (none here): never one twice.
     expect(events.rows[0].n).toBe(events.rows[0].distinct_subs)
-    expect(events.rows[0].n).toBeLessThanOrEqual(AUDIENCE)
     const leftover = await database.db.query(`SELECT 1 FROM jobs WHERE payload ->> 'broadcast_id' = $1`, [id])
     expect(leftover.rows).toHaveLength(0)
     // The new processes really are the new release.

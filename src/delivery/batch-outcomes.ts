@@ -15,6 +15,7 @@ import { recordEvents, type NewEvent } from '../events/events.store.ts'
 import { activeWebhookEventTypes } from '../webhooks/webhooks.store.ts'
 import type { PushService } from '../subscribers/subscribers.schemas.ts'
 import { recordPushHealth } from '../subscribers/health.store.ts'
+import { keyShareLockSubscribers } from '../subscribers/subscribers.store.ts'
 import { addStats } from '../stats/stats.store.ts'
 import { batchStats } from '../stats/stats-deltas.ts'
 
@@ -117,6 +118,14 @@ export async function recordBatch(
     ...delivered.map((d) => event(d, 'delivered', null)),
     ...outcomes.failed.map((f) => event(f, 'failed', f.cause === undefined ? { reason: f.reason, status: f.status } : { reason: f.reason, status: f.status, cause: f.cause })),
   ].sort((a, b) => (a.subscriber_id! < b.subscriber_id! ? -1 : a.subscriber_id! > b.subscriber_id! ? 1 : 0))
+  // The events lock their subscribers (some of the batch's), then the health write locks the batch's (in
+  // id order each time): two passes, which an erasure of a user with one subscriber in each could deadlock
+  // with. So when there are events but not one per outcome, every subscriber of the batch is locked first,
+  // in one pass; the statements after it then wait for nobody on subscribers.
+  const outcomeCount = outcomes.delivered.length + outcomes.failed.length
+  if (events.length > 0 && events.length < outcomeCount) {
+    await keyShareLockSubscribers(q, [...outcomes.delivered, ...outcomes.failed].map((o) => o.subscriberId))
+  }
   // The events of the broadcast being sent, under its own project: no ownership check needed.
   await recordEvents(q, events, { ownBroadcasts: true })
   // Health tells whether the subscription works: a push never sent (capped, or a

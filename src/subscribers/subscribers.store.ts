@@ -336,3 +336,15 @@ export async function countByStatus(q: Queryable, projectId: string): Promise<{ 
   const row = result.rows[0]
   return { active: Number(row.active), unsubscribed: Number(row.unsubscribed), expired: Number(row.expired) }
 }
+
+/**
+ * Key-share locks the subscribers (the lock a foreign key to them takes), in
+ * id order, the order erasure deletes a user's subscribers in. A batch's
+ * outcome write calls it first when its statements would otherwise lock its
+ * subscribers in two passes (the events of some, then the health of all),
+ * which could deadlock with an erasure of a user holding one of each
+ * (health.erasure.test.ts). A subscriber erased meanwhile is skipped.
+ */
+export async function keyShareLockSubscribers(q: Queryable, ids: string[]): Promise<void> {
+  await q.query('SELECT 1 FROM subscribers WHERE id = ANY ($1::text[]) ORDER BY id FOR KEY SHARE', [ids])
+}

@@ -30,7 +30,7 @@ export async function enqueueDeliveriesForEventsOfProjects(q: Queryable, events:
   if (events.length === 0) return 0
   // Most batches are of projects without an endpoint: one small look first
   // instead of passing every event to the database for a join that finds
-  // nothing (fan-out writes 500 at a time; issue 14, docs/performance.md).
+  // nothing (fan-out writes a batch's failed events, and delivered ones where a webhook takes them; issue 14, docs/performance.md).
   const projects = [...new Set(events.map((e) => e.project_id))]
   const hooked = await q.query<{ project_id: string }>(
     "SELECT DISTINCT project_id FROM webhooks WHERE project_id = ANY ($1::text[]) AND status = 'active'",
