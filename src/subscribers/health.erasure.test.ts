@@ -24,6 +24,18 @@ afterAll(async () => {
   await database.drop()
 })
 
+/** Resolves once a session of the test database waits for a row lock (the erasure's), or fails after 5 s. */
+async function untilOneWaitsForALock(who: string): Promise<void> {
+  for (let waited = 0; ; waited += 20) {
+    const waiting = await database.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+    if (waiting.rows[0].n > 0) return
+    if (waited > 5000) throw new Error(`${who} never waited for the erasure`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 /** Runs `write` for two subscribers, one of which another connection erases meanwhile (committed once `write` waits for it). */
 async function whileErasing(write: (q: Queryable, projectId: string, erased: string, kept: string) => Promise<unknown>) {
   const { project } = await createProject(database.db, { name: 'p' })
@@ -41,14 +53,7 @@ async function whileErasing(write: (q: Queryable, projectId: string, erased: str
     // The batch's write reaches the erased row and waits for the erasure's lock.
     const batch = database.db.transaction((tx) => write(tx, project.id, erased, kept))
     batch.catch(() => undefined) // awaited below; a throw of the wait loop must not leave it unhandled
-    for (let waited = 0; ; waited += 20) {
-      const waiting = await database.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-      )
-      if (waiting.rows[0].n > 0) break
-      if (waited > 5000) throw new Error('the write never waited for the erasure')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await untilOneWaitsForALock('the write')
     await eraser.query('COMMIT')
     await batch
   } finally {
@@ -117,14 +122,7 @@ describe.skipIf(testDbMode() !== 'postgres')('a batch\'s outcomes and an erasure
         }, -1),
       )
       batch.catch(() => undefined)
-      for (let waited = 0; ; waited += 20) {
-        const waiting = await database.db.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        if (waiting.rows[0].n > 0) break
-        if (waited > 5000) throw new Error('the batch never waited for the erasure')
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
+      await untilOneWaitsForALock('the batch')
       // The rest of the erasure: with the batch holding the second device (and waiting for the first), a deadlock.
       await eraser.query('DELETE FROM subscribers WHERE id = $1', [second])
       await eraser.query('COMMIT')

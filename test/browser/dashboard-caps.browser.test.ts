@@ -7,7 +7,7 @@
 // the screen, every control usable.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, recordPageProblems, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, recordPageProblems, startHerald, type RunningHerald, signInWithApiKey } from '../support/browser.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { send, subscribeBrowser } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
@@ -32,10 +32,7 @@ describe.skipIf(!browserAvailable)('frequency caps and the segment builder in Ch
     page.on('request', (request) => {
       if (request.method() === 'POST' && new URL(request.url()).pathname === '/v1/send') sends.push(JSON.parse(request.postData() ?? '{}'))
     })
-    await page.goto(`${herald.url}/dashboard`)
-    await page.getByLabel('API key').fill(project.apiKey)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await signInWithApiKey(page, herald.url, project.apiKey)
     return page
   }
 

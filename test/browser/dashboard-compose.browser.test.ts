@@ -11,7 +11,7 @@
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald, signInWithApiKey } from '../support/browser.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { send, subscribeBrowser } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
@@ -60,10 +60,7 @@ describe.skipIf(!browserAvailable)('composing and steering broadcasts in Chromiu
   }
 
   async function signIn(p: Page, key: string): Promise<void> {
-    await p.goto(`${herald.url}/dashboard`)
-    await p.getByLabel('API key').fill(key)
-    await p.getByRole('button', { name: 'Sign in' }).click()
-    await p.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await signInWithApiKey(p, herald.url, key)
   }
 
   async function openCompose(p: Page): Promise<void> {

@@ -4,7 +4,7 @@
 // chosen winner, which then goes to the rest. At 1280 px, then at 390 px.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems, signInWithApiKey } from '../support/browser.ts'
 import { send, subscribeBrowser, waitForBroadcast } from '../support/delivery.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import type { TestProject } from '../support/app.ts'
@@ -43,10 +43,7 @@ describe.skipIf(!browserAvailable)('an A/B test on the broadcast page, in Chromi
     const context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' })
     page = await context.newPage()
     recordPageProblems(page, problems)
-    await page.goto(`${herald.url}/dashboard`)
-    await page.getByLabel('API key').fill(project.apiKey)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await signInWithApiKey(page, herald.url, project.apiKey)
   }, 60_000)
 
   afterAll(async () => {

@@ -7,7 +7,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald, recordPageProblems, signInWithApiKey } from '../support/browser.ts'
 import { send, waitForBroadcast } from '../support/delivery.ts'
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts'
 import type { TestProject } from '../support/app.ts'
@@ -40,10 +40,7 @@ describe.skipIf(!browserAvailable)('the Settings page and the phone layout in Ch
   const button = (name: string): Locator => card().getByRole('button', { name, exact: true })
 
   async function signIn(p: Page, key: string): Promise<void> {
-    await p.goto(`${herald.url}/dashboard`)
-    await p.getByLabel('API key').fill(key)
-    await p.getByRole('button', { name: 'Sign in' }).click()
-    await p.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await signInWithApiKey(p, herald.url, key)
   }
 
   async function openSettings(): Promise<void> {

@@ -5,7 +5,7 @@
 // readers; no CSP violation, nothing wider than a phone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, recordPageProblems, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, recordPageProblems, startHerald, type RunningHerald, signInWithApiKey } from '../support/browser.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import { send, subscribeBrowser, waitForBroadcast } from '../support/delivery.ts'
 import type { TestProject } from '../support/app.ts'
@@ -24,10 +24,7 @@ describe.skipIf(!browserAvailable)('the overview charts in Chromium', () => {
     const context = await browser.newContext(viewport === PHONE ? { viewport, deviceScaleFactor: 2, isMobile: true, hasTouch: true } : { viewport })
     const page = await context.newPage()
     recordPageProblems(page, problems)
-    await page.goto(`${herald.url}/dashboard`)
-    await page.getByLabel('API key').fill(project.apiKey)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await signInWithApiKey(page, herald.url, project.apiKey)
     return page
   }
 

@@ -6,7 +6,7 @@
 // then save the form as a template. The same page at 390 px fits the screen.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, type RunningHerald } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, type RunningHerald, signInWithApiKey } from '../support/browser.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
 import type { TestProject } from '../support/app.ts'
 import { DESKTOP, PHONE, screenshot } from './screenshots.ts'
@@ -41,10 +41,7 @@ describe.skipIf(!browserAvailable)('compose with templates and languages in Chro
     page = await (await browser.newContext({ viewport: DESKTOP })).newPage()
     page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()) })
     page.on('pageerror', (e) => problems.push(e.message))
-    await page.goto(`${herald.url}/dashboard`)
-    await page.getByLabel('API key').fill(project.apiKey)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await signInWithApiKey(page, herald.url, project.apiKey)
   })
 
   afterAll(async () => {

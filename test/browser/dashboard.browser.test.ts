@@ -9,7 +9,7 @@
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site, signInWithApiKey } from '../support/browser.ts'
 import { installFakePushManager } from './sdk-helpers.ts'
 import { DESKTOP, PHONE, screenshot } from './screenshots.ts'
 import { startPushService, type PushService } from '../support/push-service.ts'
@@ -448,10 +448,7 @@ describe.skipIf(!browserAvailable)('the dashboard in Chromium', () => {
     const phone = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
     const small = await phone.newPage()
     watch(small)
-    await small.goto(`${herald.url}/dashboard`)
-    await small.getByLabel('API key').fill(project.apiKey)
-    await small.getByRole('button', { name: 'Sign in' }).click()
-    await small.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await signInWithApiKey(small, herald.url, project.apiKey)
     // Nothing wider than the screen: no sideways scrolling of the page.
     expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
     const navBox = await small.getByRole('navigation', { name: 'Dashboard' }).boundingBox()

@@ -10,7 +10,7 @@
 import { createECDH } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site } from '../support/browser.ts'
+import { browserAvailable, launchBrowser, startHerald, startSite, type RunningHerald, type Site, signInWithApiKey } from '../support/browser.ts'
 import type { TestProject } from '../support/app.ts'
 import { startPushService, type PushService, type TestSubscription } from '../support/push-service.ts'
 import { eventually, fakePushLog, installFakePushManager } from './sdk-helpers.ts'
@@ -179,10 +179,7 @@ describe.skipIf(!browserAvailable)('SDK migrate mode in Chromium', () => {
     const problems: string[] = []
     page.on('pageerror', (error) => problems.push(error.message))
     try {
-      await page.goto(`${herald.url}/dashboard`)
-      await page.getByLabel('API key').fill(project.apiKey)
-      await page.getByRole('button', { name: 'Sign in' }).click()
-      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+      await signInWithApiKey(page, herald.url, project.apiKey)
       await page.goto(`${herald.url}/dashboard/#/subscribers`)
       await page.getByRole('heading', { name: 'Subscribers', level: 1 }).waitFor()
 

@@ -34,6 +34,14 @@ export function recordPageProblems(page: Page, problems: string[]): void {
   })
 }
 
+/** Opens the dashboard and signs in with a project's API key, up to its Overview. */
+export async function signInWithApiKey(page: Page, heraldUrl: string, apiKey: string): Promise<void> {
+  await page.goto(`${heraldUrl}/dashboard`)
+  await page.getByLabel('API key').fill(apiKey)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+}
+
 /**
  * Headless Chromium as root in a sandbox-less container, with everything that
  * would reach out to Google's servers turned off (this machine has no
