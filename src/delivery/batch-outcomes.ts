@@ -109,9 +109,10 @@ export async function recordBatch(
   // broadcast and in the hourly stats, its date in the subscriber's health),
   // and one row per push was the largest write of a fan-out (issue 26). A
   // failed push always gets its row: the only record of why, per subscriber.
-  const delivered = outcomes.delivered.length > 0 && (await activeWebhookEventTypes(q, broadcast.project_id)).has('delivered')
-    ? outcomes.delivered
-    : []
+  // One look at the project's webhook types per batch with outcomes: it also spares recordEvents its own.
+  const outcomeCount = outcomes.delivered.length + outcomes.failed.length
+  const webhookTypes = outcomeCount > 0 ? await activeWebhookEventTypes(q, broadcast.project_id) : new Set<string>()
+  const delivered = webhookTypes.has('delivered') ? outcomes.delivered : []
   // In subscriber id order, the order erasure deletes a user's subscribers in,
   // so the key-share locks the events' foreign keys take queue the same way.
   const events = [
@@ -122,12 +123,11 @@ export async function recordBatch(
   // id order each time): two passes, which an erasure of a user with one subscriber in each could deadlock
   // with. So when there are events but not one per outcome, every subscriber of the batch is locked first,
   // in one pass; the statements after it then wait for nobody on subscribers.
-  const outcomeCount = outcomes.delivered.length + outcomes.failed.length
   if (events.length > 0 && events.length < outcomeCount) {
     await keyShareLockSubscribers(q, [...outcomes.delivered, ...outcomes.failed].map((o) => o.subscriberId))
   }
   // The events of the broadcast being sent, under its own project: no ownership check needed.
-  await recordEvents(q, events, { ownBroadcasts: true })
+  await recordEvents(q, events, { ownBroadcasts: true, webhookTypes })
   // Health tells whether the subscription works: a push never sent (capped, or a
   // template skipped the subscriber) says nothing of it, nor does a push service
   // refusing the key Herald signed with (vapid_key_mismatch: Herald's fault, and

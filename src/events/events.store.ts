@@ -78,7 +78,15 @@ export interface RecordedEvent {
  * where each batch writes hundreds of events and the embedded database
  * shares Herald's thread, it is work worth skipping.
  */
-export async function recordEvents(q: Queryable, events: NewEvent[], options: { ownBroadcasts?: boolean } = {}): Promise<RecordedEvent[]> {
+export async function recordEvents(
+  q: Queryable,
+  events: NewEvent[],
+  options: {
+    ownBroadcasts?: boolean
+    /** Every event's project's active webhook types, when the caller has just read them (fan-out, one project): no second look. */
+    webhookTypes?: ReadonlySet<string>
+  } = {},
+): Promise<RecordedEvent[]> {
   if (events.length === 0) return []
   const params = [
     events.map((e) => e.id),
@@ -123,6 +131,7 @@ export async function recordEvents(q: Queryable, events: NewEvent[], options: { 
     written = result.rows
   }
   // Webhook deliveries of these events, committed with them (or not at all).
-  await enqueueDeliveriesForEventsOfProjects(q, written)
+  const hooked = options.webhookTypes
+  if (!hooked || written.some((event) => hooked.has(event.type))) await enqueueDeliveriesForEventsOfProjects(q, written)
   return written
 }
