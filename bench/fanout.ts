@@ -178,11 +178,12 @@ export async function benchFanout(options: {
     if (sent.status !== 202) throw new Error(`send failed: ${sent.status} ${JSON.stringify(sent.json)}`)
     const arrivals = (await waitForPushes(push, n, 30 * 60_000)).map((at) => at - start).sort((a, b) => a - b)
     const last = arrivals[arrivals.length - 1]
-    // BENCH_BUCKETS=1: pushes received per 250 ms from the send (where a ramp or a stall shows).
+    // BENCH_BUCKETS=1: pushes received per 250 ms from the send (where a ramp or a stall shows); BENCH_BUCKETS=25: per 25 ms.
     if (process.env.BENCH_BUCKETS) {
+      const width = Number(process.env.BENCH_BUCKETS) > 1 ? Number(process.env.BENCH_BUCKETS) : 250
       const buckets: number[] = []
-      for (const at of arrivals) buckets[Math.floor(at / 250)] = (buckets[Math.floor(at / 250)] ?? 0) + 1
-      console.log(`  per 250 ms: ${Array.from(buckets, (count) => count ?? 0).join(' ')}`)
+      for (const at of arrivals) buckets[Math.floor(at / width)] = (buckets[Math.floor(at / width)] ?? 0) + 1
+      console.log(`  per ${width} ms: ${Array.from(buckets, (count) => count ?? 0).join(' ')}`)
     }
     const cpuPerPushMicros = (herald.cpuMicros() - cpuBefore) / n
     const mainThreadCpuPerPushMicros = (herald.mainThreadCpuMicros() - mainBefore) / n
