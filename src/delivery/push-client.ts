@@ -94,43 +94,68 @@ export function answerReason(body: string): string | null {
   }
 }
 
+/** Called once with a push's outcome (PushClient.dispatchPush). */
+export type PushDone = (outcome: PushOutcome) => void
+
 /**
- * One request through the pool's dispatcher, keeping only the status and
- * Retry-After of the answer and discarding its body as it arrives. The same as
- * pool.request() with the body dumped, without a body stream and its buffers
- * per push: fewer objects alive per push in flight, so less heap in a fan-out.
+ * One HTTP/1.1 push through the pool's dispatcher: keeps only the status,
+ * Retry-After and (for a 400) the start of the body, discards the rest as it
+ * arrives, and hands the outcome to the client when the answer is complete.
+ * One object per push, its methods on the prototype: no body stream, no
+ * promise and no closures per push (issue 26: the send path's allocations).
  */
-function dispatch(pool: Pool, options: Dispatcher.DispatchOptions): Promise<{ statusCode: number; retryAfter: string | string[] | undefined; body: string }> {
-  return new Promise((resolve, reject) => {
-    let statusCode = 0
-    let retryAfter: string | string[] | undefined
-    // Only a 400's body is read, its start: where Apple names why it refused (VapidPkHashMismatch).
-    let body = ''
-    // The handler methods undici 7's Pool checks for (it refuses a handler of only the newer onResponse* ones).
-    pool.dispatch(options, {
-      onConnect() {},
-      onHeaders(status, rawHeaders) {
-        statusCode = status
-        for (let i = 0; i < rawHeaders.length; i += 2) {
-          if (rawHeaders[i].length === 11 && rawHeaders[i].toString('latin1').toLowerCase() === 'retry-after') {
-            retryAfter = rawHeaders[i + 1].toString('latin1')
-          }
-        }
-        return true
-      },
-      onData(chunk) {
-        // the answer's body is not needed (but a 400's start); read and dropped so the connection is reused
-        if (statusCode === 400 && body.length < ANSWER_BODY_KEPT) body += chunk.toString('utf8', 0, ANSWER_BODY_KEPT - body.length)
-        return true
-      },
-      onComplete() {
-        resolve({ statusCode, retryAfter, body })
-      },
-      onError(err) {
-        reject(err)
-      },
-    })
-  })
+class PushAnswer implements Dispatcher.DispatchHandler {
+  private statusCode = 0
+  private retryAfter: string | undefined = undefined
+  private body = ''
+  /** Answered or failed: once only, whatever undici calls after. */
+  private settled = false
+
+  constructor(
+    private readonly client: PushClient,
+    private readonly origin: Origin,
+    private readonly done: PushDone,
+  ) {}
+
+  // The handler methods undici 7's Pool checks for (it refuses a handler of only the newer onResponse* ones).
+  onConnect(): void {}
+
+  onHeaders(status: number, rawHeaders: Buffer[]): boolean {
+    this.statusCode = status
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      if (rawHeaders[i].length === 11 && rawHeaders[i].toString('latin1').toLowerCase() === 'retry-after') {
+        this.retryAfter = rawHeaders[i + 1].toString('latin1')
+      }
+    }
+    return true
+  }
+
+  onData(chunk: Buffer): boolean {
+    // The answer's body is not needed (but a 400's start, where Apple names why it refused); read and dropped so the connection is reused.
+    if (this.statusCode === 400 && this.body.length < ANSWER_BODY_KEPT) this.body += chunk.toString('utf8', 0, ANSWER_BODY_KEPT - this.body.length)
+    return true
+  }
+
+  onComplete(): void {
+    if (this.settled) return
+    this.settled = true
+    this.client.settle(this.origin, true, this.client.answered(this.origin, this.statusCode, this.retryAfter, this.body), this.done)
+  }
+
+  onError(err: Error): void {
+    if (this.settled) return
+    this.settled = true
+    this.client.settle(this.origin, true, networkFailure(err), this.done)
+  }
+}
+
+/** A push that got no answer: refused for good when its host is private, else to retry. */
+function networkFailure(err: unknown): PushOutcome {
+  const error = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }
+  const code = error.code === NOT_PUBLIC_CODE || error.cause?.code === NOT_PUBLIC_CODE ? NOT_PUBLIC_CODE : error.code
+  // An endpoint whose host resolves to a private address is refused for good, never sent to.
+  if (code === NOT_PUBLIC_CODE) return { kind: 'rejected', status: 0 }
+  return { kind: 'retry', status: null, retryAfterMs: null, error: code ?? error.message }
 }
 
 /** Pushes planned per push in flight allowed (whenRoom): one round trip in flight, one more ready. */
@@ -198,28 +223,98 @@ export class PushClient {
     return origin ? Math.max(0, origin.pausedUntil - now) : 0
   }
 
-  async send(request: PushRequest): Promise<PushOutcome> {
+  /** One push; resolves with its outcome (never rejects). */
+  send(request: PushRequest): Promise<PushOutcome> {
+    return new Promise((resolve) => this.dispatchPush(request, resolve))
+  }
+
+  /**
+   * One push, its outcome handed to `done` once (never thrown): the form of
+   * send() a fan-out uses, with no promise per push. A push waits here, as
+   * one closure, while its origin has as many in flight as its window allows.
+   */
+  dispatchPush(request: PushRequest, done: PushDone): void {
     const origin = this.origin(request.endpoint)
     if (origin.inFlight === 0 && Date.now() - origin.lastActiveAt > KEEP_ALIVE_MS) origin.window = SLOW_START_WINDOW
-    if (origin.inFlight >= Math.min(this.connections, origin.window)) await new Promise<void>((resolve) => origin.waiting.push(resolve))
-    else origin.inFlight++
-    // A push answered at once from a 429 pause opens no connection: it neither widens the window nor keeps the origin warm.
-    const sends = origin.pausedUntil <= Date.now()
-    try {
-      return await this.sendNow(origin, request)
-    } finally {
-      if (sends) {
-        origin.lastActiveAt = Date.now()
-        if (origin.window < this.connections) origin.window++
-      }
-      // The slot passes straight to the next waiter, and a window that grew lets one more start.
-      origin.inFlight--
-      const cap = Math.min(this.connections, origin.window)
-      while (origin.inFlight < cap && origin.waiting.length > 0) {
-        origin.inFlight++
-        origin.waiting.shift()!()
-      }
+    if (origin.inFlight >= Math.min(this.connections, origin.window)) {
+      // The slot is counted by the push that hands it over (settle()).
+      origin.waiting.push(() => this.start(origin, request, done))
+      return
     }
+    origin.inFlight++
+    this.start(origin, request, done)
+  }
+
+  /** Sends a push that holds one of its origin's slots. */
+  private start(origin: Origin, request: PushRequest, done: PushDone): void {
+    // A push answered at once from a 429 pause opens no connection: it neither widens the window nor keeps the origin warm.
+    const paused = origin.pausedUntil - Date.now()
+    if (paused > 0) {
+      this.settle(origin, false, { kind: 'retry', status: 429, retryAfterMs: paused }, done)
+      return
+    }
+    const path = request.endpoint.pathname + request.endpoint.search
+    if (origin.h2) {
+      const h2 = origin.h2
+      h2.request(path, request.headers, request.body).then(
+        (answer) => this.settle(origin, true, this.answered(origin, answer.status, answer.headers['retry-after'], answer.body), done),
+        (err: unknown) => {
+          if (!(err instanceof NoHttp2Error)) {
+            this.settle(origin, true, networkFailure(err), done)
+            return
+          }
+          // The origin does not speak h2: HTTP/1.1 from now on, this push included.
+          if (origin.h2 === h2) {
+            origin.h2 = null
+            void h2.close()
+          }
+          this.dispatchH1(origin, path, request, done)
+        },
+      )
+      return
+    }
+    this.dispatchH1(origin, path, request, done)
+  }
+
+  private dispatchH1(origin: Origin, path: string, request: PushRequest, done: PushDone): void {
+    try {
+      origin.pool.dispatch({ method: 'POST', path, headers: request.headers, body: request.body }, new PushAnswer(this, origin, done))
+    } catch (err) {
+      // A closed pool throws here rather than calling onError.
+      this.settle(origin, true, networkFailure(err), done)
+    }
+  }
+
+  /** What an answer means: its outcome, and a 429's pause of the whole origin. (For PushAnswer.) */
+  answered(origin: Origin, status: number, retryAfterHeader: string | string[] | undefined, body: string | undefined): PushOutcome {
+    const retryAfterMs = parseRetryAfter(retryAfterHeader)
+    if (status === 429) {
+      const wait = retryAfterMs ?? this.defaultRetryAfterMs
+      origin.pausedUntil = Math.max(origin.pausedUntil, Date.now() + wait)
+      return { kind: 'retry', status: 429, retryAfterMs: wait }
+    }
+    const outcome = classify(status, retryAfterMs)
+    if (outcome.kind === 'rejected' && body) {
+      const reason = answerReason(body)
+      if (reason) outcome.reason = reason
+    }
+    return outcome
+  }
+
+  /** (For PushAnswer.) A push is over: its slot passes straight to the next waiter (a window that grew lets one more start), then `done` hears the outcome. */
+  settle(origin: Origin, sent: boolean, outcome: PushOutcome, done: PushDone): void {
+    if (sent) {
+      origin.lastActiveAt = Date.now()
+      if (origin.window < this.connections) origin.window++
+    }
+    origin.inFlight--
+    const cap = Math.min(this.connections, origin.window)
+    while (origin.inFlight < cap && origin.waiting.length > 0) {
+      origin.inFlight++
+      // Started once the answer's handling is over: undici counts the connection busy until then, and would open another.
+      queueMicrotask(origin.waiting.shift()!)
+    }
+    done(outcome)
   }
 
   /** A batch is about to encrypt and send this many pushes. */
@@ -269,50 +364,6 @@ export class PushClient {
       }, maxWaitMs)
       this.roomWaiters.push(waiter)
     })
-  }
-
-  private async sendNow(origin: Origin, request: PushRequest): Promise<PushOutcome> {
-    const paused = origin.pausedUntil - Date.now()
-    if (paused > 0) return { kind: 'retry', status: 429, retryAfterMs: paused }
-    try {
-      const response = await this.post(origin, request)
-      const retryAfterMs = parseRetryAfter(response.retryAfter)
-      const outcome = classify(response.status, retryAfterMs)
-      if (outcome.kind === 'rejected' && response.body) {
-        const reason = answerReason(response.body)
-        if (reason) outcome.reason = reason
-      }
-      if (response.status === 429) {
-        const wait = retryAfterMs ?? this.defaultRetryAfterMs
-        origin.pausedUntil = Math.max(origin.pausedUntil, Date.now() + wait)
-        return { kind: 'retry', status: 429, retryAfterMs: wait }
-      }
-      return outcome
-    } catch (err) {
-      const error = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException }
-      const code = error.code === NOT_PUBLIC_CODE || error.cause?.code === NOT_PUBLIC_CODE ? NOT_PUBLIC_CODE : error.code
-      // An endpoint whose host resolves to a private address is refused for good, never sent to.
-      if (code === NOT_PUBLIC_CODE) return { kind: 'rejected', status: 0 }
-      return { kind: 'retry', status: null, retryAfterMs: null, error: code ?? error.message }
-    }
-  }
-
-  /** One POST over h2 when the origin speaks it, else over the HTTP/1.1 pool. */
-  private async post(origin: Origin, request: PushRequest): Promise<{ status: number; retryAfter: string | string[] | undefined; body?: string }> {
-    const path = request.endpoint.pathname + request.endpoint.search
-    if (origin.h2) {
-      try {
-        const answer = await origin.h2.request(path, request.headers, request.body)
-        return { status: answer.status, retryAfter: answer.headers['retry-after'], body: answer.body }
-      } catch (err) {
-        if (!(err instanceof NoHttp2Error)) throw err
-        const h2 = origin.h2
-        origin.h2 = null
-        void h2?.close()
-      }
-    }
-    const response = await dispatch(origin.pool, { method: 'POST', path, headers: request.headers, body: request.body })
-    return { status: response.statusCode, retryAfter: response.retryAfter, body: response.body }
   }
 
   async close(): Promise<void> {

@@ -140,37 +140,8 @@ export async function sendToRecipients(
   // one object per signature, shared by the batch's pushes (neither undici nor http2-origin.ts changes it).
   const headersBySignature = new Map<string, Record<string, string>>()
 
-  const pushOne = async (recipient: Recipient, body: Encrypted): Promise<void> => {
-    const who = { subscriberId: recipient.id, externalId: recipient.external_id, pushService: recipient.push_service }
-    const endpoint = parseEndpoint(recipient.endpoint)
-    if (!endpoint || !Buffer.isBuffer(body)) {
-      // Keys or endpoint no push service could use: nothing to retry.
-      result.failed.push({ ...who, reason: 'rejected', status: null })
-      noteError(recipient, 'invalid_subscription', null)
-      return
-    }
-    const keyId = recipient.vapid_key_id === undefined ? signing.currentId : (recipient.vapid_key_id ?? signing.originalId)
-    const keys = signing.byId.get(keyId)
-    if (!keys) {
-      // The pair it was made with was retired meanwhile: nothing can sign for it any more.
-      result.failed.push({ ...who, reason: 'rejected', status: null })
-      noteError(recipient, 'vapid_key', null)
-      return
-    }
-    let authorization: string
-    try {
-      authorization = deps.vapidTokens.get(project.id, keys, endpoint, deps.vapidSubject, keyId)
-    } catch {
-      // The project's VAPID key cannot sign: no push service would take this push.
-      result.failed.push({ ...who, reason: 'rejected', status: null })
-      noteError(recipient, 'vapid_key', null)
-      return
-    }
-    const startedAt = tally ? performance.now() : 0
-    let headers = headersBySignature.get(authorization)
-    if (!headers) headersBySignature.set(authorization, (headers = pushHeaders(broadcast, endpoint, authorization, ttl)))
-    const outcome: PushOutcome = await deps.pushClient.send({ endpoint, body, headers })
-    tally?.add(recipient.push_service, outcome, startedAt, endpoint)
+  /** Sorts one push's answer into the batch's result. */
+  const record = (recipient: Recipient, who: Delivered, outcome: PushOutcome): void => {
     if (outcome.kind === 'delivered') {
       result.delivered.push(who)
       return
@@ -190,6 +161,48 @@ export async function sendToRecipients(
     }
   }
 
+  /** Hands one push to the client; `over` is called once it is answered or could not be sent (with an error: a bug handling it). */
+  const pushOne = (recipient: Recipient, body: Encrypted, over: (err?: unknown) => void): void => {
+    const who = { subscriberId: recipient.id, externalId: recipient.external_id, pushService: recipient.push_service }
+    const endpoint = parseEndpoint(recipient.endpoint)
+    if (!endpoint || !Buffer.isBuffer(body)) {
+      // Keys or endpoint no push service could use: nothing to retry.
+      result.failed.push({ ...who, reason: 'rejected', status: null })
+      noteError(recipient, 'invalid_subscription', null)
+      return over()
+    }
+    const keyId = recipient.vapid_key_id === undefined ? signing.currentId : (recipient.vapid_key_id ?? signing.originalId)
+    const keys = signing.byId.get(keyId)
+    if (!keys) {
+      // The pair it was made with was retired meanwhile: nothing can sign for it any more.
+      result.failed.push({ ...who, reason: 'rejected', status: null })
+      noteError(recipient, 'vapid_key', null)
+      return over()
+    }
+    let authorization: string
+    try {
+      authorization = deps.vapidTokens.get(project.id, keys, endpoint, deps.vapidSubject, keyId)
+    } catch {
+      // The project's VAPID key cannot sign: no push service would take this push.
+      result.failed.push({ ...who, reason: 'rejected', status: null })
+      noteError(recipient, 'vapid_key', null)
+      return over()
+    }
+    const startedAt = tally ? performance.now() : 0
+    let headers = headersBySignature.get(authorization)
+    if (!headers) headersBySignature.set(authorization, (headers = pushHeaders(broadcast, endpoint, authorization, ttl)))
+    // A callback rather than a promise per push (issue 26: the send path's allocations).
+    deps.pushClient.dispatchPush({ endpoint, body, headers }, (outcome) => {
+      try {
+        tally?.add(recipient.push_service, outcome, startedAt, endpoint)
+        record(recipient, who, outcome)
+      } catch (err) {
+        return over(err)
+      }
+      over()
+    })
+  }
+
   // Each chunk's pushes leave as soon as that chunk is encrypted; each push is over for the client's plan once answered.
   deps.pushClient.plan(recipients.length)
   await Promise.all(
@@ -201,7 +214,28 @@ export async function sendToRecipients(
         deps.pushClient.finished(chunk.count)
         throw err
       }
-      await Promise.all(bodies.map((body, i) => pushOne(recipients[chunk.offset + i], body).finally(() => deps.pushClient.finished())))
+      // One promise per chunk, settled when its last push is over.
+      await new Promise<void>((resolve, reject) => {
+        let left = bodies.length
+        let failure: unknown = null
+        const over = (err?: unknown): void => {
+          if (err !== undefined) failure ??= err
+          deps.pushClient.finished()
+          if (--left === 0) {
+            if (failure === null) resolve()
+            else reject(failure)
+          }
+        }
+        if (left === 0) return resolve()
+        for (let i = 0; i < bodies.length; i++) {
+          try {
+            pushOne(recipients[chunk.offset + i], bodies[i], over)
+          } catch (err) {
+            // A bug before the push left: this push is over, and the batch fails once the others are.
+            over(err)
+          }
+        }
+      })
     }),
   )
   if (lastError.at > 0) result.lastError = lastError
