@@ -157,8 +157,10 @@ export async function startHerald(env: Record<string, string>, port: number): Pr
   if (port === 0) port = await freePort()
   // BENCH_PROFILE=dir writes a CPU profile of Herald's process there (and of its threads).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
+  // BENCH_NODE_FLAGS go after the start script's own flags, so that one of the same name wins (the last does).
   const nodeFlags = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []
-  const child = spawn(process.execPath, [...profile, ...nodeFlags, ...HERALD_ENTRY, 'serve'], {
+  const entry = [...HERALD_ENTRY.slice(0, -1), ...nodeFlags, HERALD_ENTRY[HERALD_ENTRY.length - 1]]
+  const child = spawn(process.execPath, [...profile, ...entry, 'serve'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: String(port), HERALD_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', process.env.BENCH_HERALD_LOG ? fs.openSync(process.env.BENCH_HERALD_LOG, 'a') : 'ignore', 'inherit'],
