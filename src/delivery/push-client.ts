@@ -94,7 +94,7 @@ export function answerReason(body: string): string | null {
   }
 }
 
-/** Called once with a push's outcome (PushClient.dispatchPush). */
+/** Called once with a push's outcome (PushClient.dispatchPush). It should not throw: what it throws is reported as an unhandled rejection, and the push stays settled. */
 export type PushDone = (outcome: PushOutcome) => void
 
 /**
@@ -277,11 +277,12 @@ export class PushClient {
   }
 
   private dispatchH1(origin: Origin, path: string, request: PushRequest, done: PushDone): void {
+    const answer = new PushAnswer(this, origin, done)
     try {
-      origin.pool.dispatch({ method: 'POST', path, headers: request.headers, body: request.body }, new PushAnswer(this, origin, done))
+      origin.pool.dispatch({ method: 'POST', path, headers: request.headers, body: request.body }, answer)
     } catch (err) {
-      // A closed pool throws here rather than calling onError.
-      this.settle(origin, true, networkFailure(err), done)
+      // undici calls onError itself for a closed pool; what it throws is answered here, through the same once-only guard.
+      answer.onError(err as Error)
     }
   }
 
@@ -314,7 +315,12 @@ export class PushClient {
       // Started once the answer's handling is over: undici counts the connection busy until then, and would open another.
       queueMicrotask(origin.waiting.shift()!)
     }
-    done(outcome)
+    try {
+      done(outcome)
+    } catch (err) {
+      // Not into undici's parser or the h2 session, and never a second settle: the process's handler reports it.
+      void Promise.reject(err)
+    }
   }
 
   /** A batch is about to encrypt and send this many pushes. */
