@@ -161,32 +161,29 @@ export async function sendToRecipients(
     }
   }
 
+  /** A push that cannot leave: failed (rejected, never sent), and the batch's last error says why. */
+  const refuse = (recipient: Recipient, who: Delivered, why: PushErrorReason, over: () => void): void => {
+    result.failed.push({ ...who, reason: 'rejected', status: null })
+    noteError(recipient, why, null)
+    over()
+  }
+
   /** Hands one push to the client; `over` is called once it is answered or could not be sent (with an error: a bug handling it). */
   const pushOne = (recipient: Recipient, body: Encrypted, over: (err?: unknown) => void): void => {
     const who = { subscriberId: recipient.id, externalId: recipient.external_id, pushService: recipient.push_service }
     const endpoint = parseEndpoint(recipient.endpoint)
-    if (!endpoint || !Buffer.isBuffer(body)) {
-      // Keys or endpoint no push service could use: nothing to retry.
-      result.failed.push({ ...who, reason: 'rejected', status: null })
-      noteError(recipient, 'invalid_subscription', null)
-      return over()
-    }
+    // Keys or endpoint no push service could use: nothing to retry.
+    if (!endpoint || !Buffer.isBuffer(body)) return refuse(recipient, who, 'invalid_subscription', over)
     const keyId = recipient.vapid_key_id === undefined ? signing.currentId : (recipient.vapid_key_id ?? signing.originalId)
     const keys = signing.byId.get(keyId)
-    if (!keys) {
-      // The pair it was made with was retired meanwhile: nothing can sign for it any more.
-      result.failed.push({ ...who, reason: 'rejected', status: null })
-      noteError(recipient, 'vapid_key', null)
-      return over()
-    }
+    // The pair it was made with was retired meanwhile: nothing can sign for it any more.
+    if (!keys) return refuse(recipient, who, 'vapid_key', over)
     let authorization: string
     try {
       authorization = deps.vapidTokens.get(project.id, keys, endpoint, deps.vapidSubject, keyId)
     } catch {
       // The project's VAPID key cannot sign: no push service would take this push.
-      result.failed.push({ ...who, reason: 'rejected', status: null })
-      noteError(recipient, 'vapid_key', null)
-      return over()
+      return refuse(recipient, who, 'vapid_key', over)
     }
     const startedAt = tally ? performance.now() : 0
     let headers = headersBySignature.get(authorization)

@@ -132,6 +132,7 @@ export async function recordEvents(
   }
   // Webhook deliveries of these events, committed with them (or not at all).
   const hooked = options.webhookTypes
-  if (!hooked || written.some((event) => hooked.has(event.type))) await enqueueDeliveriesForEventsOfProjects(q, written)
+  if (!hooked) await enqueueDeliveriesForEventsOfProjects(q, written)
+  else if (written.some((event) => hooked.has(event.type))) await enqueueDeliveriesForEventsOfProjects(q, written, { hooked: true })
   return written
 }

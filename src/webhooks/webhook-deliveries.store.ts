@@ -26,20 +26,27 @@ export async function enqueueDeliveriesForEvents(q: Queryable, projectId: string
  * beacons of any project in one transaction): still one statement, each
  * event matched against its own project's active endpoints only.
  */
-export async function enqueueDeliveriesForEventsOfProjects(q: Queryable, events: Array<EventRef & { project_id: string }>): Promise<number> {
+export async function enqueueDeliveriesForEventsOfProjects(
+  q: Queryable,
+  events: Array<EventRef & { project_id: string }>,
+  /** The caller has just found active endpoints of these events' project in this transaction (fan-out): no look first. */
+  options: { hooked?: boolean } = {},
+): Promise<number> {
   if (events.length === 0) return 0
-  // Most batches are of projects without an endpoint: one small look first
-  // instead of passing every event to the database for a join that finds
-  // nothing (fan-out writes a batch's failed events, and delivered ones where a webhook takes them; issue 14, docs/performance.md).
-  const projects = [...new Set(events.map((e) => e.project_id))]
-  const hooked = await q.query<{ project_id: string }>(
-    "SELECT DISTINCT project_id FROM webhooks WHERE project_id = ANY ($1::text[]) AND status = 'active'",
-    [projects],
-  )
-  if (hooked.rows.length === 0) return 0
-  if (hooked.rows.length < projects.length) {
-    const wanted = new Set(hooked.rows.map((row) => row.project_id))
-    events = events.filter((e) => wanted.has(e.project_id))
+  if (!options.hooked) {
+    // Most batches are of projects without an endpoint: one small look first
+    // instead of passing every event to the database for a join that finds
+    // nothing (fan-out writes a batch's failed events, and delivered ones where a webhook takes them; issue 14, docs/performance.md).
+    const projects = [...new Set(events.map((e) => e.project_id))]
+    const hooked = await q.query<{ project_id: string }>(
+      "SELECT DISTINCT project_id FROM webhooks WHERE project_id = ANY ($1::text[]) AND status = 'active'",
+      [projects],
+    )
+    if (hooked.rows.length === 0) return 0
+    if (hooked.rows.length < projects.length) {
+      const wanted = new Set(hooked.rows.map((row) => row.project_id))
+      events = events.filter((e) => wanted.has(e.project_id))
+    }
   }
   const result = await q.query<{ n: number }>(
     `WITH inserted AS (
