@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { padPng } from '../src/media/images.fixtures.ts'
 import { runProjectCommand } from '../src/projects/cli.ts'
 import { ADMIN_TOKEN, createTestApp, type TestApp } from './support/app.ts'
+import { awayFromWindowEdge } from './support/rate-window.ts'
 
 let t: TestApp
 let strict: TestApp
@@ -163,6 +164,7 @@ describe('decisions.md §1: the error body', () => {
 
   it('429 rate_limited carries Retry-After (seconds) and RateLimit-* headers', async () => {
     const p = await newProject({}, { requests_per_minute: 2 })
+    await awayFromWindowEdge()
     const ok = await bearer(p, 'GET', '/v1/groups')
     expect(ok.statusCode).toBe(200)
     expect(ok.headers['ratelimit-limit']).toBe('2')
@@ -709,6 +711,7 @@ describe('api.md 4.7 / §7 POST /v1/send: coded errors', () => {
 
   it('429 rate_limited', async () => {
     const p = await newProject({}, { requests_per_minute: 1 })
+    await awayFromWindowEdge()
     expect((await send(p)).statusCode).toBe(202)
     expectError(await send(p), 429, 'rate_limited')
   })
@@ -808,6 +811,7 @@ describe('api.md 4.8 POST /v1/subscribe', () => {
     const capped = await newProject({}, { subscribers: 0 })
     expectError(await subscribeReq(capped), 403, 'subscriber_limit_reached')
     const limited = await newProject({}, { requests_per_minute: 1 })
+    await awayFromWindowEdge()
     await subscribe(limited)
     expectError(await subscribeReq(limited), 429, 'rate_limited')
   })
@@ -853,6 +857,7 @@ describe('api.md 4.9 POST /v1/unsubscribe', () => {
 
   it('429 rate_limited', async () => {
     const p = await newProject({}, { requests_per_minute: 1 })
+    await awayFromWindowEdge()
     const url = `/v1/unsubscribe?project=${p.id}`
     expect((await t.app.inject({ method: 'POST', url, payload: { endpoint: endpoint() } })).statusCode).toBe(200)
     expectError(await t.app.inject({ method: 'POST', url, payload: { endpoint: endpoint() } }), 429, 'rate_limited')

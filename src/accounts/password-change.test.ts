@@ -5,7 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { MemoryRateLimiter } from '../platform/http/rate-limit.ts'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
 import { addMember, cookieValue, signIn, PASSWORD, type SignedIn } from '../../test/support/members.ts'
-import { LOGIN_ATTEMPTS_PER_ACCOUNT } from './login-limit.ts'
+import { awayFromWindowEdge } from '../../test/support/rate-window.ts'
+import { LOGIN_ATTEMPTS_PER_ACCOUNT, LOGIN_WINDOW_MS } from './login-limit.ts'
 
 let t: TestApp
 let p: TestProject
@@ -71,6 +72,7 @@ describe('POST /v1/session/password', () => {
   })
 
   it('counts against the account\'s sign-in budget: past it, 429 even with the right password', async () => {
+    await awayFromWindowEdge(LOGIN_WINDOW_MS, 20_000)
     await addMember(t, p.id, 'cid@example.com', 'viewer')
     const s = await signIn(t, 'cid@example.com')
     // The sign-in above spent one attempt of the account's budget.

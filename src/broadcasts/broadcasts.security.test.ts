@@ -2,6 +2,7 @@
 // nothing changed), bad JSON (400), and the rate limit (429 with Retry-After).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
+import { awayFromWindowEdge } from '../../test/support/rate-window.ts'
 import { getBroadcast, insertGroup, insertSubscribers, send, sendBody } from './broadcasts.fixtures.ts'
 
 const DAY = 24 * 60 * 60 * 1000
@@ -108,6 +109,7 @@ describe('POST /v1/send body parsing', () => {
 describe('broadcasts routes: rate limit', () => {
   it.each(ROUTES)('$name: the 4th request in a minute at 3/min → 429 rate_limited with Retry-After', async (route) => {
     const p = await t.project({ plan: 'plus', limits: { requests_per_minute: 3 } })
+    await awayFromWindowEdge()
     const statuses: number[] = []
     let last
     for (let i = 0; i < 4; i++) {

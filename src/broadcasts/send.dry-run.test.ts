@@ -6,6 +6,7 @@
 // compares a dry run with the pushes a real send delivers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../test/support/app.ts'
+import { awayFromWindowEdge } from '../../test/support/rate-window.ts'
 import { changedTables, fingerprinter, type Fingerprint } from '../../test/support/db-fingerprint.ts'
 import { HEADER_LENGTH, MAX_PLAINTEXT_BYTES } from '../platform/webpush/record-size.mjs'
 import { newId } from '../platform/ids.ts'
@@ -162,8 +163,7 @@ describe('POST /v1/send dry run: plan gates, the monthly cap and rate limits as 
 
   it('a dry run is a request like any other for the rate limit', async () => {
     const p = await t.project({ limits: { requests_per_minute: 2 } })
-    // Counted in fixed one-minute windows: start well inside one, so the three requests share it.
-    while (MINUTE - (Date.now() % MINUTE) < 5_000) await new Promise((resolve) => setTimeout(resolve, 100))
+    await awayFromWindowEdge()
     for (const remaining of ['1', '0']) {
       const res = await dryRun(p, sendBody())
       expect([res.statusCode, res.headers['ratelimit-remaining']]).toEqual([200, remaining])

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTestApp, type TestApp, type TestProject } from '../../../test/support/app.ts'
+import { awayFromWindowEdge } from '../../../test/support/rate-window.ts'
 import { subscription } from '../../subscribers/subscribers.fixtures.ts'
 import { insertSentBroadcast } from '../../broadcasts/broadcasts.fixtures.ts'
 import { BEACONS_PER_REQUEST } from '../../projects/project-auth.ts'
@@ -14,17 +15,6 @@ import { createRateLimiter, MemoryRateLimiter, REDIS_OPTIONS, RedisRateLimiter }
 const MINUTE = 60_000
 /** A time at the very start of a window, so tests can step through it. */
 const WINDOW_START = 29_000_000 * MINUTE
-
-/**
- * The HTTP tests count requests in the current wall-clock minute; a test that
- * straddles a minute boundary would see its count reset. Wait out the last
- * two seconds of a minute before starting one.
- */
-
-async function awayFromWindowEdge(): Promise<void> {
-  const left = MINUTE - (Date.now() % MINUTE)
-  if (left < 2_000) await new Promise((resolve) => setTimeout(resolve, left + 50))
-}
 
 describe('MemoryRateLimiter', () => {
   it('allows exactly `limit` hits in a window and refuses the next, counting remaining down', async () => {
@@ -88,7 +78,7 @@ describe('rate limit through HTTP (in-memory counters)', () => {
   afterAll(async () => {
     await t.close()
   })
-  beforeEach(awayFromWindowEdge)
+  beforeEach(() => awayFromWindowEdge())
 
   type Res = Awaited<ReturnType<TestApp['app']['inject']>>
 
@@ -243,7 +233,7 @@ describe.runIf(process.env.REDIS_URL)('RedisRateLimiter (REDIS_URL)', () => {
     await deleteKeys(admin, `herald:rl:${run}*`)
     await admin.quit()
   })
-  beforeEach(awayFromWindowEdge)
+  beforeEach(() => awayFromWindowEdge())
 
   /** A limiter on its own connection, once that connection is ready (hits before then fail by design). */
   async function connectedLimiter(): Promise<RedisRateLimiter> {
