@@ -22,10 +22,18 @@ const BROWSER_TESTS = '**/*.browser.test.ts'
 const browserAsked = process.argv.some((arg, i) => arg === '--project=browser' || (arg === '--project' && process.argv[i + 1] === 'browser'))
 const withBrowser = modes.includes('embedded') || browserAsked
 // Two test files at a time even on two cores (vitest's default there is one):
-// most of a file's time is its own process importing the app and waiting on
-// sockets, so two overlap well. Measured on this 2-core machine, embedded
-// suite with Chromium: 457 s with two, against ~800 s of CPU run one after the
-// other (docs/testing.md). More cores, more files.
+// much of a file's time is waiting on sockets, so two overlap well. Measured
+// on this 2-core machine, embedded suite with Chromium: 457 s with two,
+// against ~800 s of CPU run one after the other (docs/testing.md). More
+// cores, more files.
+//
+// Not isolated (isolate: false): a worker process runs file after file and
+// loads the app's modules once, instead of once per file (~1.2 s of CPU each,
+// 171 s of a 510 s run on a slow machine). Files then share module state, which
+// is safe because every file builds its own database, context and app
+// (test/support/app.ts), no file mocks a module or writes process.env, and
+// the files that fake the clock restore it after each test. docs/testing.md,
+// "Files share their worker's modules", has the figures.
 const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1)
 
 const BROWSER_PROJECT = {
@@ -37,7 +45,9 @@ const BROWSER_PROJECT = {
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks' as const,
-    fileParallelism: false,
+    isolate: false,
+    // Browser files take their turn in the two workers beside the others. Run one at a time, after
+    // every other file, they were ~150 s at the end of the run with one core mostly idle.
   },
 }
 
@@ -55,6 +65,7 @@ export default defineConfig({
           testTimeout: 30_000,
           hookTimeout: 60_000,
           pool: 'forks' as const,
+          isolate: false,
         },
       })),
       ...(withBrowser ? [BROWSER_PROJECT] : []),
