@@ -28,13 +28,20 @@ const withBrowser = modes.includes('embedded') || browserAsked
 // cores, more files.
 //
 // Not isolated (isolate: false): a worker process runs file after file and
-// loads the app's modules once, instead of once per file (~1.2 s of CPU each,
+// loads the app's modules once, instead of once per file (~1.1 s each,
 // 171 s of a 510 s run on a slow machine). Files then share module state, which
 // is safe because every file builds its own database, context and app
-// (test/support/app.ts), no file mocks a module or writes process.env, and
-// the files that fake the clock restore it after each test. docs/testing.md,
-// "Files share their worker's modules", has the figures.
+// (test/support/app.ts), no file mocks a module or writes process.env, the
+// files that fake the clock restore it after each test, and no file imports
+// another test file or leaves a fixture changed (but OWN_PROCESS_TESTS, below).
+// docs/testing.md, "Files share their worker's modules", has the figures.
 const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1)
+/**
+ * Files that need a process of their own: the dry-run twins import other test
+ * files to run their tests again (a module already loaded in a shared worker
+ * would register nothing) and reroute the sends of the fixtures they share.
+ */
+const OWN_PROCESS_TESTS = ['src/broadcasts/send.dry-run.twins.test.ts']
 
 const BROWSER_PROJECT = {
   test: {
@@ -55,19 +62,19 @@ export default defineConfig({
   test: {
     maxWorkers: MAX_WORKERS,
     projects: [
-      ...modes.map((mode) => ({
-        test: {
-          name: mode,
-          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: [BROWSER_TESTS, '**/node_modules/**'],
+      ...modes.flatMap((mode) => {
+        const storage = {
           env: { HERALD_TEST_DB: mode, NODE_ENV: 'test' },
           globalSetup: mode === 'postgres' ? ['test/support/global-setup.ts'] : ['test/support/global-setup-embedded.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
           pool: 'forks' as const,
-          isolate: false,
-        },
-      })),
+        }
+        return [
+          { test: { ...storage, name: mode, include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: [BROWSER_TESTS, ...OWN_PROCESS_TESTS, '**/node_modules/**'], isolate: false } },
+          { test: { ...storage, name: `${mode} (own process)`, include: OWN_PROCESS_TESTS, isolate: true } },
+        ]
+      }),
       ...(withBrowser ? [BROWSER_PROJECT] : []),
     ],
   },

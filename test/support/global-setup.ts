@@ -7,7 +7,11 @@ import { migrate } from '../../src/platform/db/migrate.ts'
 import { ensureBuild, sweepBuilds } from './built-cli.ts'
 import { TEMPLATE_DB, withDatabase } from './database.ts'
 
+/** Set once the template is made: the two postgres projects (vitest.config.ts) each run this setup, and the second has nothing to do. */
+const MADE = 'HERALD_TEST_TEMPLATE_MADE'
+
 export default async function setup(): Promise<() => Promise<void>> {
+  if (process.env[MADE] === TEMPLATE_DB) return async () => undefined
   sweepBuilds()
   ensureBuild()
   const serverUrl = process.env.DATABASE_URL
@@ -20,5 +24,6 @@ export default async function setup(): Promise<() => Promise<void>> {
   await migrate(db)
   await db.close()
   await admin.end()
+  process.env[MADE] = TEMPLATE_DB
   return async () => undefined
 }
