@@ -4,7 +4,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.ts'
 
-const RATE_WINDOW_MS = 60_000
+/** The window every per-minute request budget counts in (fixed, on the limiter's clock). */
+export const RATE_WINDOW_MS = 60_000
 
 export interface RequestBudget {
   /** The counter's key, e.g. prj:<id>. */
