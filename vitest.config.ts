@@ -53,8 +53,9 @@ const BROWSER_PROJECT = {
     hookTimeout: 60_000,
     pool: 'forks' as const,
     isolate: false,
-    // Browser files take their turn in the two workers beside the others. Run one at a time, after
-    // every other file, they were ~150 s at the end of the run with one core mostly idle.
+    // One browser file at a time. Two at once (two Chromiums beside the other files) ran ~50 s faster
+    // on a slow 2-core machine, but a Compose page once waited out its 30 s there (docs/testing.md).
+    fileParallelism: false,
   },
 }
 
