@@ -56,6 +56,8 @@ const BROWSER_PROJECT = {
     // One browser file at a time. Two at once (two Chromiums beside the other files) ran ~50 s faster
     // on a slow 2-core machine, but a Compose page once waited out its 30 s there (docs/testing.md).
     fileParallelism: false,
+    // A group of its own, after the others: vitest runs projects of different parallelism in separate groups.
+    sequence: { groupOrder: 1 },
   },
 }
 
