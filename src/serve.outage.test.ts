@@ -146,7 +146,10 @@ describe.skipIf(testDbMode() !== 'postgres')('a PostgreSQL outage under running 
       for (const w of all) expect(alive(w), w.output()).toBe(true)
 
       // One line as the outage starts and one as it ends, per process: not one per retry.
-      await sleep(300) // the last lines reach the pipe a little after
+      // The end is logged once the server has gone on answering for a moment (OUTAGE_SETTLE_MS), and reaches the pipe a little after.
+      const logged = () => all.every((w) => outageLines(w).back >= round)
+      for (let waited = 0; !logged() && waited < 10_000; waited += 100) await sleep(100)
+      await sleep(300)
       for (const w of all) expect(outageLines(w), w.output()).toEqual({ unreachable: round, back: round })
     }
     await Promise.all(all.map((w) => w.kill('SIGKILL')))

@@ -1,6 +1,6 @@
 // The outage log: one line as an outage starts, one as it ends, whatever the
-// number of failures in between or the order in which round trips that
-// straddle a change finish.
+// number of failures in between, the order in which round trips that
+// straddle a change finish, or a server that answers once while shutting down.
 import { afterEach, describe, expect, it } from 'vitest'
 import { DatabaseAvailability, isConnectionError } from './availability.ts'
 
@@ -15,28 +15,34 @@ const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), 
 describe('DatabaseAvailability', () => {
   const opened: DatabaseAvailability[] = []
   afterEach(() => opened.splice(0).forEach((a) => a.close()))
+  const SETTLE_MS = 30
   function availability(log: ReturnType<typeof recorder>['log'], probe: () => Promise<unknown> = () => Promise.reject(refused)) {
-    const a = new DatabaseAvailability(log, probe)
+    const a = new DatabaseAvailability(log, probe, SETTLE_MS)
     opened.push(a)
     return a
   }
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  const answers = () => Promise.resolve()
 
-  it('logs an outage once however many attempts fail, and its end once', () => {
+  it('logs an outage once however many attempts fail, and its end once, after the settle', async () => {
     const { lines, log } = recorder()
-    const a = availability(log)
+    const a = availability(log, answers)
     for (let i = 0; i < 50; i++) a.failed(refused)
     expect(a.reachable).toBe(false)
     a.succeeded()
     a.succeeded()
     expect(a.reachable).toBe(true)
+    // The end waits for the server to go on answering.
+    expect(lines).toHaveLength(1)
+    await sleep(SETTLE_MS * 4)
     expect(lines).toHaveLength(2)
     expect(lines[0]).toMatch(/^database unreachable/)
     expect(lines[1]).toBe('database reachable again')
   })
 
-  it('ignores a round trip that started before the last change', () => {
+  it('ignores a round trip that started before the last change', async () => {
     const { lines, log } = recorder()
-    const a = availability(log)
+    const a = availability(log, answers)
     const beforeCut = a.begin()
     a.failed(refused)
     // Answered just before the cut but reported after it: the outage goes on.
@@ -44,10 +50,54 @@ describe('DatabaseAvailability', () => {
     expect(a.reachable).toBe(false)
     const duringOutage = a.begin()
     a.succeeded()
-    // Failed because of the cut, but reported after the heal: no second outage.
+    // Failed because of the cut, but reported after the heal: no second outage, and the settle goes on.
     a.failed(refused, duringOutage)
     expect(a.reachable).toBe(true)
-    expect(lines).toHaveLength(2)
+    await sleep(SETTLE_MS * 4)
+    const afterEnd = a.begin()
+    a.failed(refused, duringOutage)
+    expect(a.reachable).toBe(true)
+    expect(lines).toEqual([expect.stringMatching(/^database unreachable/), 'database reachable again'])
+    // A failure of a round trip that started after the end is a new outage.
+    a.failed(refused, afterEnd)
+    expect(a.reachable).toBe(false)
+    expect(lines).toHaveLength(3)
+  })
+
+  it('counts a server that answers once and then fails again as the same outage', async () => {
+    const { lines, log } = recorder()
+    let up = false
+    const a = availability(log, async () => {
+      if (!up) throw refused
+    })
+    a.failed(refused)
+    // A backend the shutdown has not ended yet answers…
+    a.succeeded()
+    expect(a.reachable).toBe(true)
+    // …and the next query, begun after that answer, fails.
+    a.failed(refused)
+    expect(a.reachable).toBe(false)
+    await sleep(SETTLE_MS * 4)
+    expect(lines).toHaveLength(1)
+    // Back for good: the probe notices, the settle confirms, one end is logged.
+    up = true
+    for (let waited = 0; lines.length < 2 && waited < 5_000; waited += 20) await sleep(20)
+    expect(lines).toEqual([expect.stringMatching(/^database unreachable/), 'database reachable again'])
+  })
+
+  it('goes on with the outage when the settle probe fails', async () => {
+    const { lines, log } = recorder()
+    let probes = 0
+    const a = availability(log, async () => {
+      probes++
+      throw refused
+    })
+    a.failed(refused)
+    a.succeeded()
+    await sleep(SETTLE_MS * 4)
+    expect(probes).toBeGreaterThanOrEqual(1)
+    expect(a.reachable).toBe(false)
+    expect(lines).toHaveLength(1)
   })
 
   it('counts only failures that mean the server is not there', () => {
@@ -79,11 +129,11 @@ describe('DatabaseAvailability', () => {
       if (!up) throw refused
     })
     a.failed(refused)
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await sleep(1_000)
     // 250, 500 ms… apart: a few probes in a second, not one per millisecond.
     expect(probes).toBeLessThanOrEqual(3)
     up = true
-    for (let waited = 0; !a.reachable && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
+    for (let waited = 0; lines.length < 2 && waited < 10_000; waited += 50) await sleep(50)
     expect(a.reachable).toBe(true)
     expect(lines).toEqual([expect.stringMatching(/^database unreachable/), 'database reachable again'])
   })

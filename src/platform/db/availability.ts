@@ -1,7 +1,10 @@
 // Whether the PostgreSQL server can be reached, as seen by this process. Every
 // query reports here; an outage is logged once when it starts and once when
 // it ends (not a line per failed attempt), and while it lasts a probe retries
-// with backoff, so the end is noticed even when nothing else asks.
+// with backoff, so the end is noticed even when nothing else asks. An outage
+// ends only once the server has gone on answering for a moment: a server
+// that is shutting down can answer one query on a backend it has not yet
+// ended and fail the next, and that is still the same outage.
 
 /** The part of a pino logger this needs. */
 export interface DatabaseLog {
@@ -18,6 +21,8 @@ export const DATABASE_RETRY_FIRST_MS = 250
 export const DATABASE_RETRY_MAX_MS = 5_000
 const PROBE_MIN_MS = DATABASE_RETRY_FIRST_MS
 const PROBE_MAX_MS = DATABASE_RETRY_MAX_MS
+/** How long the server must go on answering (and then answer a probe) before an outage counts as over. */
+export const OUTAGE_SETTLE_MS = 1_000
 
 /**
  * SQLSTATE classes and codes that mean "the server is not there" rather than
@@ -69,19 +74,24 @@ export type Epoch = number
 
 export class DatabaseAvailability {
   private downSince: number | null = null
+  /** During an outage, when the server first answered again: the end, once the settle confirms it. */
+  private answeringSince: number | null = null
   private epoch: Epoch = 0
   private probeDelayMs = PROBE_MIN_MS
   private probeTimer: NodeJS.Timeout | null = null
+  private settleTimer: NodeJS.Timeout | null = null
   private closed = false
 
   constructor(
     private readonly log: DatabaseLog | null,
     /** A cheap query that resolves once the server answers (SELECT 1). */
     private readonly probe: () => Promise<unknown>,
+    private readonly settleMs = OUTAGE_SETTLE_MS,
   ) {}
 
+  /** True unless the server is away: it answers, or has answered since its last failure. */
   get reachable(): boolean {
-    return this.downSince === null
+    return this.downSince === null || this.answeringSince !== null
   }
 
   /** To be passed to failed() or succeeded() when the round trip started now ends. */
@@ -91,32 +101,65 @@ export class DatabaseAvailability {
 
   /** Called with every failure; only connection failures count. */
   failed(err: unknown, startedAt: Epoch = this.epoch): void {
-    if (this.closed || !isConnectionError(err)) return
-    if (this.downSince !== null || startedAt !== this.epoch) return
-    this.epoch++
-    this.downSince = Date.now()
-    this.log?.warn(
-      { err: err instanceof Error ? err.message : String(err) },
-      'database unreachable: retrying with backoff until it is back (logged once)',
-    )
-    this.probeDelayMs = PROBE_MIN_MS
-    this.scheduleProbe()
+    if (this.closed || !isConnectionError(err) || startedAt !== this.epoch) return
+    if (this.downSince === null) {
+      this.epoch++
+      this.downSince = Date.now()
+      this.log?.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'database unreachable: retrying with backoff until it is back (logged once)',
+      )
+      this.probeDelayMs = PROBE_MIN_MS
+      this.scheduleProbe()
+    } else if (this.answeringSince !== null) {
+      this.relapse()
+    }
   }
 
   /** Called with every answer from the server. */
   succeeded(startedAt: Epoch = this.epoch): void {
-    if (this.downSince === null || startedAt !== this.epoch) return
+    if (this.closed || this.downSince === null || this.answeringSince !== null || startedAt !== this.epoch) return
     this.epoch++
-    const downMs = Date.now() - this.downSince
-    this.downSince = null
+    this.answeringSince = Date.now()
     if (this.probeTimer) clearTimeout(this.probeTimer)
     this.probeTimer = null
-    if (!this.closed) this.log?.info({ down_ms: downMs }, 'database reachable again')
+    this.settleTimer = setTimeout(() => this.settle(), this.settleMs)
+    this.settleTimer.unref()
   }
 
   close(): void {
     this.closed = true
     if (this.probeTimer) clearTimeout(this.probeTimer)
+    if (this.settleTimer) clearTimeout(this.settleTimer)
+  }
+
+  /** The settle's end: one more answer, and the outage is over; a failure, and it goes on. */
+  private settle(): void {
+    this.settleTimer = null
+    const startedAt = this.epoch
+    this.probe().then(
+      () => {
+        if (this.closed || this.answeringSince === null || startedAt !== this.epoch) return
+        this.epoch++
+        const downMs = this.answeringSince - (this.downSince ?? this.answeringSince)
+        this.downSince = null
+        this.answeringSince = null
+        this.log?.info({ down_ms: downMs }, 'database reachable again')
+      },
+      () => {
+        if (this.answeringSince !== null && startedAt === this.epoch) this.relapse()
+      },
+    )
+  }
+
+  /** Answered, then failed again within the settle: the same outage goes on, unlogged. */
+  private relapse(): void {
+    this.epoch++
+    this.answeringSince = null
+    if (this.settleTimer) clearTimeout(this.settleTimer)
+    this.settleTimer = null
+    this.probeDelayMs = PROBE_MIN_MS
+    this.scheduleProbe()
   }
 
   private scheduleProbe(): void {
@@ -127,7 +170,7 @@ export class DatabaseAvailability {
       this.probe().then(
         () => this.succeeded(startedAt),
         () => {
-          if (this.downSince === null) return
+          if (this.downSince === null || this.answeringSince !== null) return
           this.probeDelayMs = Math.min(PROBE_MAX_MS, this.probeDelayMs * 2)
           this.scheduleProbe()
         },
