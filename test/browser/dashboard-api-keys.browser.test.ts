@@ -121,6 +121,36 @@ describe.skipIf(!browserAvailable)('the API keys page in Chromium', () => {
     expect((await withKey('GET', '/v1/me', project.apiKey)).status).toBe(200)
   })
 
+  it('a tab signed in with a key that revokes that very key is told so, then signed out; the key gets 401', async () => {
+    const made = await withKey('POST', '/v1/api-keys', project.apiKey, { name: 'Laptop' })
+    expect(made.status).toBe(201)
+    const tab = await context.browser()!.newContext().then((c) => c.newPage())
+    const tabProblems: string[] = []
+    recordPageProblems(tab, tabProblems)
+    try {
+      await tab.goto(`${herald.url}/dashboard`)
+      await tab.getByLabel('API key').fill(made.body.api_key)
+      await tab.getByRole('button', { name: 'Sign in' }).click()
+      await tab.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+      await tab.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'API keys', exact: true }).click()
+      const row = tab.locator(`tr[data-key-id="${made.body.id}"]`)
+      await row.waitFor()
+      expect(await row.textContent()).toContain('(this tab)')
+      await row.getByRole('button', { name: 'Revoke' }).click()
+      await row.getByText('This tab is signed in with it and will be signed out.').waitFor()
+      await row.getByRole('button', { name: 'Yes, revoke' }).click()
+      await tab.getByLabel('API key').waitFor()
+      expect(await tab.getByText(/Signed out/).count()).toBeGreaterThan(0)
+      expect((await withKey('GET', '/v1/me', made.body.api_key)).status).toBe(401)
+      // The owner's key and session are untouched.
+      expect((await withKey('GET', '/v1/me', project.apiKey)).status).toBe(200)
+    } finally {
+      await tab.context().close()
+    }
+    // A 401 the page asked for itself is the one console error expected here.
+    expect(tabProblems.filter((p) => !/401/.test(p))).toEqual([])
+  })
+
   it('a key\'s name is shown as text, never run as markup', async () => {
     const made = await withKey('POST', '/v1/api-keys', project.apiKey, { name: '<img src=x onerror="window.pwned=1">' })
     expect(made.status).toBe(201)

@@ -75,9 +75,10 @@ export async function render(view) {
       const revoke = confirmButton('Revoke', question, async () => {
         try {
           await del(`/v1/api-keys/${k.id}`)
-          show(slot, okBox(`Key “${label}” revoked.`))
           replace(secretSlot)
+          // The list first, as the other pages do: once the message says revoked, the key is gone from the list too.
           await load()
+          show(slot, okBox(`Key “${label}” revoked.`))
         } catch (error) {
           show(slot, errorBox(error))
         }
