@@ -120,6 +120,63 @@ describe('DatabaseAvailability', () => {
     }
   })
 
+  it('probes on after a settle probe that failed with another error, and ends the outage once one answers', async () => {
+    const { lines, log } = recorder()
+    let answers = 0
+    const tooMany = Object.assign(new Error('sorry, too many clients already'), { code: '53300' })
+    const a = availability(log, async () => {
+      // The settle's probe meets an error that says nothing of the connection; the loop's next probe answers.
+      if (answers++ === 0) throw tooMany
+    })
+    a.failed(refused)
+    a.succeeded()
+    for (let waited = 0; lines.length < 2 && waited < 5_000; waited += 20) await sleep(20)
+    expect(answers).toBeGreaterThanOrEqual(3)
+    expect(lines).toEqual([expect.stringMatching(/^database unreachable/), 'database reachable again'])
+  })
+
+  it('keeps one probe loop when a probe begun before a relapse fails after it, and none after close', async () => {
+    const { lines, log } = recorder()
+    let probes = 0
+    let failFirst: (err: Error) => void = () => {}
+    // As ping() does, each probe reports its own outcome back.
+    const a: DatabaseAvailability = availability(log, () => {
+      probes++
+      const startedAt = a.begin()
+      const outcome = probes === 1 ? new Promise<void>((_, reject) => (failFirst = reject)) : Promise.reject(refused)
+      return outcome.catch((err: Error) => {
+        a.failed(err, startedAt)
+        throw err
+      })
+    })
+    a.failed(refused)
+    for (let waited = 0; probes === 0 && waited < 2_000; waited += 10) await sleep(10)
+    expect(probes).toBe(1)
+    // While the first probe hangs: an answer, then a failure begun after it (a relapse, which probes again)…
+    a.succeeded()
+    a.failed(refused)
+    // …and then the hanging probe fails: it must not start a second loop.
+    failFirst(refused)
+    await sleep(1_000)
+    // One loop from the relapse: probes at ~250 and ~750 ms (backoff doubling); two loops would make ~4.
+    expect(probes).toBeLessThanOrEqual(3)
+    a.close()
+    const atClose = probes
+    await sleep(600)
+    expect(probes).toBe(atClose)
+    expect(lines).toEqual([expect.stringMatching(/^database unreachable/)])
+  })
+
+  it('logs the end of an outage when closed while the server answers again (during the settle)', () => {
+    const { lines, log } = recorder()
+    const a = availability(log, answers)
+    a.failed(refused)
+    a.succeeded()
+    a.close()
+    a.close()
+    expect(lines).toEqual([expect.stringMatching(/^database unreachable/), 'database reachable again'])
+  })
+
   it('notices the end of an outage by itself, probing with backoff', async () => {
     const { lines, log } = recorder()
     let probes = 0

@@ -128,9 +128,14 @@ export class DatabaseAvailability {
   }
 
   close(): void {
+    if (this.closed) return
     this.closed = true
     if (this.probeTimer) clearTimeout(this.probeTimer)
     if (this.settleTimer) clearTimeout(this.settleTimer)
+    // Closed during the settle: the server was answering again, so the outage's line gets its end.
+    if (this.answeringSince !== null && this.downSince !== null) {
+      this.log?.info({ down_ms: this.answeringSince - this.downSince }, 'database reachable again')
+    }
   }
 
   /** The settle's end: one more answer, and the outage is over; a failure, and it goes on. */
@@ -162,15 +167,18 @@ export class DatabaseAvailability {
     this.scheduleProbe()
   }
 
+  /** One probe loop at a time: a new one replaces any pending probe, and a probe answered after a change of state does not go on. */
   private scheduleProbe(): void {
     if (this.closed) return
+    if (this.probeTimer) clearTimeout(this.probeTimer)
     this.probeTimer = setTimeout(() => {
       this.probeTimer = null
+      if (this.closed) return
       const startedAt = this.begin()
       this.probe().then(
         () => this.succeeded(startedAt),
         () => {
-          if (this.downSince === null || this.answeringSince !== null) return
+          if (this.closed || startedAt !== this.epoch || this.downSince === null || this.answeringSince !== null) return
           this.probeDelayMs = Math.min(PROBE_MAX_MS, this.probeDelayMs * 2)
           this.scheduleProbe()
         },
