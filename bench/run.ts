@@ -20,6 +20,7 @@
 // Storage defaults to both modes when DATABASE_URL is set. BENCH_HERALD_LOG=file
 // appends the Herald process's log there (with HERALD_LOG_LEVEL=debug: a line per batch).
 import { spawn } from 'node:child_process'
+import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { benchApi } from './api.ts'
@@ -69,6 +70,13 @@ const storages: Storage[] =
 buildHerald()
 console.log(`Herald benchmark: ${storages.join(' + ')} storage, node ${process.version}, ${process.platform}, ` +
   `Herald run ${{ source: 'from src/ under tsx (BENCH_HERALD=source)', build: 'from the build of npm run build, dist/ (BENCH_HERALD=build)' }[process.env.BENCH_HERALD ?? ''] ?? 'as npm start runs it (scripts/start.mjs)'}`)
+// The machine, and its load as each run starts: a figure taken while other work loads the cores is not a figure.
+console.log(`Machine: ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${os.availableParallelism()} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average ${loadNow()} at the start`)
+
+/** The 1-minute load average, for the lines that say when a run started. */
+function loadNow(): string {
+  return os.loadavg()[0].toFixed(2)
+}
 
 if (values.only === undefined || values.only === 'fanout') {
   const cert = await makeCert()
@@ -86,10 +94,11 @@ if (values.only === undefined || values.only === 'fanout') {
     const subscriptions = await push.createSubscriptions(n, n > 200_000)
     if (baselineSubscriptions.length < Math.min(n, baselineCount)) baselineSubscriptions = subscriptions.slice(0, baselineCount)
     for (const storage of storages) {
+      const loadAtStart = loadNow()
       const result = await benchFanout({ storage, subscriptions, push, cert, delayMs, serverUrl, port: 0, smallRuns: Number(values['small-runs']), heraldEnv: benchEnv() })
       results.push(result)
       console.log(
-        `  herald (${storage}, ${fmt(n)}): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms (${fmt(result.firstPushAfterReturnMs)} ms after it returned), ` +
+        `  herald (${storage}, ${fmt(n)}; load ${loadAtStart} at its start): ${fmt(result.pushesPerSecond)} pushes/s; from send: first push ${fmt(result.firstPushMs)} ms (${fmt(result.firstPushAfterReturnMs)} ms after it returned), ` +
           `p50 ${fmt(result.p50Ms)} ms, p99 ${fmt(result.p99Ms)} ms, last ${fmt(result.lastPushMs)} ms; ` +
           `peak RSS ${result.peakRssMb} MB; CPU ${fmt(result.cpuPerPushMicros)} µs/push (all threads), main thread ${fmt(result.mainThreadCpuPerPushMicros)} µs/push; delivered ${fmt(result.delivered)}; ` +
           `duplicates ${result.check.duplicates}, missing ${result.check.missing}, rejected ${result.check.rejected}, decrypted and verified ${fmt(result.check.verified)}; seeded in ${result.seedSeconds.toFixed(1)} s`,
@@ -113,6 +122,7 @@ if (values.only === undefined || values.only === 'fanout') {
       }
     }
   }
+  const baselineLoad = loadNow()
   const baseline: BaselineResult = await benchWebPush({
     subscriptions: baselineSubscriptions,
     push,
@@ -121,7 +131,7 @@ if (values.only === undefined || values.only === 'fanout') {
     payload: JSON.stringify({ v: 1, title: 'Benchmark', body: 'A notification of ordinary size, with a body of a sentence or two.', url: '/bench' }),
   })
   const neighbourCpu = neighbour ? await neighbour.stop() : null
-  console.log(`  web-push (keep-alive agent, 50 in flight): ${fmt(baseline.pushesPerSecond)} pushes/s (${fmt(baseline.pushes)} pushes in ${baseline.seconds.toFixed(1)} s, ${baseline.failed} failed); CPU ${fmt(baseline.cpuPerPushMicros)} µs/push`)
+  console.log(`  web-push (keep-alive agent, 50 in flight; load ${baselineLoad} at its start): ${fmt(baseline.pushesPerSecond)} pushes/s (${fmt(baseline.pushes)} pushes in ${baseline.seconds.toFixed(1)} s, ${baseline.failed} failed); CPU ${fmt(baseline.cpuPerPushMicros)} µs/push`)
   if (neighbourCpu !== null) console.log(`  neighbour: ${neighbourCpu.toFixed(0)}% of a core on average while it ran`)
   console.log(`\n  | storage | subscribers | time | Herald pushes/s | web-push pushes/s | ratio | CPU µs/push (all threads) | main thread µs/push | send returned → first push | peak RSS | duplicates / missing / verified |`)
   console.log(`  |---|---|---|---|---|---|---|---|---|---|---|`)
