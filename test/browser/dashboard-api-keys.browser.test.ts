@@ -124,7 +124,7 @@ describe.skipIf(!browserAvailable)('the API keys page in Chromium', () => {
   it('a tab signed in with a key that revokes that very key is told so, then signed out; the key gets 401', async () => {
     const made = await withKey('POST', '/v1/api-keys', project.apiKey, { name: 'Laptop' })
     expect(made.status).toBe(201)
-    const tab = await context.browser()!.newContext().then((c) => c.newPage())
+    const tab = await browser.newContext().then((c) => c.newPage())
     const tabProblems: string[] = []
     recordPageProblems(tab, tabProblems)
     try {

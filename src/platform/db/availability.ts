@@ -109,8 +109,7 @@ export class DatabaseAvailability {
         { err: err instanceof Error ? err.message : String(err) },
         'database unreachable: retrying with backoff until it is back (logged once)',
       )
-      this.probeDelayMs = PROBE_MIN_MS
-      this.scheduleProbe()
+      this.startProbing()
     } else if (this.answeringSince !== null) {
       this.relapse()
     }
@@ -133,28 +132,31 @@ export class DatabaseAvailability {
     if (this.probeTimer) clearTimeout(this.probeTimer)
     if (this.settleTimer) clearTimeout(this.settleTimer)
     // Closed during the settle: the server was answering again, so the outage's line gets its end.
-    if (this.answeringSince !== null && this.downSince !== null) {
-      this.log?.info({ down_ms: this.answeringSince - this.downSince }, 'database reachable again')
-    }
+    if (this.answeringSince !== null) this.logEnd()
   }
 
   /** The settle's end: one more answer, and the outage is over; a failure, and it goes on. */
   private settle(): void {
     this.settleTimer = null
-    const startedAt = this.epoch
+    // Every change of state moves the epoch: an unchanged one means the settle is still under way.
+    const startedAt = this.begin()
     this.probe().then(
       () => {
-        if (this.closed || this.answeringSince === null || startedAt !== this.epoch) return
+        if (this.closed || startedAt !== this.epoch) return
         this.epoch++
-        const downMs = this.answeringSince - (this.downSince ?? this.answeringSince)
+        this.logEnd()
         this.downSince = null
         this.answeringSince = null
-        this.log?.info({ down_ms: downMs }, 'database reachable again')
       },
       () => {
-        if (this.answeringSince !== null && startedAt === this.epoch) this.relapse()
+        if (startedAt === this.epoch) this.relapse()
       },
     )
+  }
+
+  /** The outage's one closing line, timed to the server's first answer. */
+  private logEnd(): void {
+    this.log?.info({ down_ms: this.answeringSince! - this.downSince! }, 'database reachable again')
   }
 
   /** Answered, then failed again within the settle: the same outage goes on, unlogged. */
@@ -163,6 +165,11 @@ export class DatabaseAvailability {
     this.answeringSince = null
     if (this.settleTimer) clearTimeout(this.settleTimer)
     this.settleTimer = null
+    this.startProbing()
+  }
+
+  /** The probe loop from its first, shortest wait. */
+  private startProbing(): void {
     this.probeDelayMs = PROBE_MIN_MS
     this.scheduleProbe()
   }
@@ -178,7 +185,8 @@ export class DatabaseAvailability {
       this.probe().then(
         () => this.succeeded(startedAt),
         () => {
-          if (this.closed || startedAt !== this.epoch || this.downSince === null || this.answeringSince !== null) return
+          // Probes run only while down and not settling; any change since this one began moved the epoch.
+          if (this.closed || startedAt !== this.epoch) return
           this.probeDelayMs = Math.min(PROBE_MAX_MS, this.probeDelayMs * 2)
           this.scheduleProbe()
         },
