@@ -27,6 +27,7 @@ export function createDeliveryJobs(ctx: AppContext): DeliveryJobs {
     connectionsPerOrigin: config.pushConnections,
     allowPrivateAddresses: config.allowPrivateEndpoints,
     http2: config.pushHttp2,
+    http1: config.pushHttp1,
   })
   const encryptPool = new EncryptPool(config.encryptThreads, config.nativeCrypto)
   const fanoutDeps = {

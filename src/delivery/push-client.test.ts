@@ -124,6 +124,37 @@ describe('PushClient', () => {
     await client.close()
   })
 
+  it.each(['herald', 'undici'] as const)('over HTTP/1.1 (%s): delivered, gone, an Apple 400 with its reason, 429 pausing the origin, a hanging push timed out as retry, a private address refused', async (http1) => {
+    const client = new PushClient({ allowPrivateAddresses: true, ca: cert, http2: false, http1, timeoutMs: 500 })
+    const apple = await startPushService({ tls: { key, cert }, keyMismatch: 'apple' })
+    expect(await pushVia(client, tlsPush)).toBe('1.1')
+    const gone = tlsPush.createSubscription()
+    tlsPush.fail(gone.endpoint, { status: 410 })
+    expect(await client.send(pushRequest(gone.endpoint))).toEqual({ kind: 'gone', status: 410 })
+    const restricted = apple.createSubscription({ applicationServerKey: generateVapidKeys().publicKey })
+    const toApple = pushRequest(restricted.endpoint)
+    const signed = { ...toApple, body: encryptPayload(Buffer.from('{"v":1}'), restricted.keys), headers: { ...toApple.headers, 'Content-Encoding': 'aes128gcm' } }
+    expect(await client.send(signed)).toEqual({ kind: 'rejected', status: 400, reason: 'VapidPkHashMismatch' })
+    const hanging = tlsPush.createSubscription()
+    tlsPush.fail(hanging.endpoint, { hang: true })
+    expect(await client.send(pushRequest(hanging.endpoint))).toMatchObject({ kind: 'retry', status: null })
+    const limited = tlsPush.createSubscription()
+    tlsPush.fail(limited.endpoint, { status: 429, retryAfter: 30 })
+    expect(await client.send(pushRequest(limited.endpoint))).toEqual({ kind: 'retry', status: 429, retryAfterMs: 30_000 })
+    expect(client.pausedFor(new URL(tlsPush.createSubscription().endpoint))).toBeGreaterThan(29_000)
+    await client.close()
+    await apple.close()
+
+    const strict = new PushClient({ ca: cert, http2: false, http1, timeoutMs: 2000 })
+    const before = tlsPush.requests
+    const endpoint = new URL(tlsPush.createSubscription().endpoint.replace('127.0.0.1', 'localhost'))
+    expect((await strict.send({ endpoint, body: Buffer.alloc(10), headers: { TTL: '60' } })).kind).toBe('rejected')
+    const literal = new URL(tlsPush.createSubscription().endpoint)
+    expect((await strict.send({ endpoint: literal, body: Buffer.alloc(10), headers: { TTL: '60' } })).kind).toBe('rejected')
+    expect(tlsPush.requests).toBe(before)
+    await strict.close()
+  })
+
   it('refuses to connect to a private address unless allowed, without sending', async () => {
     const client = new PushClient({ ca: cert, timeoutMs: 2000 })
     const before = tlsPush.requests

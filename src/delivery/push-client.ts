@@ -12,8 +12,9 @@
 // a big broadcast's first pushes do not queue behind hundreds of TLS
 // handshakes started at once.
 import { createSecureContext, type SecureContext } from 'node:tls'
-import { Pool, type Dispatcher } from 'undici'
+import { buildConnector, Pool, type Dispatcher } from 'undici'
 import { ANSWER_BODY_KEPT, Http2Origin, NoHttp2Error } from './http2-origin.ts'
+import { Http1Origin, type Http1Handler } from './http1-origin.ts'
 import { parseRetryAfterMs } from '../platform/outbound/http-client.ts'
 import { NOT_PUBLIC_CODE, publicOnlyConnector } from '../platform/outbound/public-connect.ts'
 
@@ -47,11 +48,14 @@ export interface PushClientOptions {
   http2Sessions?: number
   /** Extra CA certificate (PEM) to trust, for push services with a private certificate (tests). */
   ca?: string
+  /** Who speaks HTTP/1.1: Herald's own framing on undici's connector (default), or undici's Pool (the fallback). */
+  http1?: 'herald' | 'undici'
 }
 
 interface Origin {
-  /** HTTP/1.1 keep-alive connections: for http: origins and HTTPS ones without h2. */
-  pool: Pool
+  /** HTTP/1.1 keep-alive connections: for http: origins and HTTPS ones without h2. One of the two, as the client's http1 option says. */
+  h1: Http1Origin | null
+  pool: Pool | null
   /** Set while the origin may speak h2; dropped once it answers ALPN without it. */
   h2: Http2Origin | null
   /** Epoch ms before which nothing is sent to this origin (after a 429). */
@@ -104,7 +108,7 @@ export type PushDone = (outcome: PushOutcome) => void
  * One object per push, its methods on the prototype: no body stream, no
  * promise and no closures per push (issue 26: the send path's allocations).
  */
-class PushAnswer implements Dispatcher.DispatchHandler {
+class PushAnswer implements Dispatcher.DispatchHandler, Http1Handler {
   private statusCode = 0
   private retryAfter: string | undefined = undefined
   private body = ''
@@ -142,6 +146,14 @@ class PushAnswer implements Dispatcher.DispatchHandler {
     this.client.settle(this.origin, true, this.client.answered(this.origin, this.statusCode, this.retryAfter, this.body), this.done)
   }
 
+  /** The whole answer at once (Http1Origin). */
+  onAnswer(status: number, retryAfter: string | undefined, body: string): void {
+    this.statusCode = status
+    this.retryAfter = retryAfter
+    this.body = body
+    this.onComplete()
+  }
+
   onError(err: Error): void {
     if (this.settled) return
     this.settled = true
@@ -174,6 +186,7 @@ export class PushClient {
   private readonly http2: boolean
   private readonly http2Sessions: number
   private readonly ca: string | undefined
+  private readonly http1: 'herald' | 'undici'
   /**
    * One TLS context for every connection of this client, rather than one
    * built per connection from the same options (undici's default): ~0.18 ms
@@ -190,6 +203,7 @@ export class PushClient {
     this.http2 = options.http2 ?? true
     this.http2Sessions = options.http2Sessions ?? 4
     this.ca = options.ca
+    this.http1 = options.http1 ?? 'herald'
     this.tlsContext = createSecureContext(this.ca ? { ca: this.ca } : {})
   }
 
@@ -197,21 +211,27 @@ export class PushClient {
     let origin = this.origins.get(url.origin)
     if (!origin) {
       const https = url.protocol === 'https:'
-      const pool = new Pool(url.origin, {
-        connections: this.connections,
-        pipelining: 1,
-        keepAliveTimeout: KEEP_ALIVE_MS,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
-        // Unless allowed, sockets open only to public addresses, judged when connecting (DNS can change).
-        connect: this.allowPrivate
-          ? { timeout: this.timeoutMs, secureContext: this.tlsContext }
-          : publicOnlyConnector({ timeout: this.timeoutMs, secureContext: this.tlsContext }),
-      })
+      // Unless allowed, sockets open only to public addresses, judged when connecting (DNS can change).
+      const connect = this.allowPrivate
+        ? buildConnector({ timeout: this.timeoutMs, secureContext: this.tlsContext })
+        : publicOnlyConnector({ timeout: this.timeoutMs, secureContext: this.tlsContext })
+      const h1 = this.http1 === 'herald'
+        ? new Http1Origin(url, { connect, connections: this.connections, timeoutMs: this.timeoutMs, keepAliveMs: KEEP_ALIVE_MS })
+        : null
+      const pool = h1
+        ? null
+        : new Pool(url.origin, {
+          connections: this.connections,
+          pipelining: 1,
+          keepAliveTimeout: KEEP_ALIVE_MS,
+          headersTimeout: this.timeoutMs,
+          bodyTimeout: this.timeoutMs,
+          connect,
+        })
       const h2 = https && this.http2
         ? new Http2Origin(url, { timeoutMs: this.timeoutMs, allowPrivateAddresses: this.allowPrivate, sessions: this.http2Sessions, ca: this.ca })
         : null
-      origin = { pool, h2, pausedUntil: 0, inFlight: 0, waiting: [], window: SLOW_START_WINDOW, lastActiveAt: 0 }
+      origin = { h1, pool, h2, pausedUntil: 0, inFlight: 0, waiting: [], window: SLOW_START_WINDOW, lastActiveAt: 0 }
       this.origins.set(url.origin, origin)
     }
     return origin
@@ -278,8 +298,12 @@ export class PushClient {
 
   private dispatchH1(origin: Origin, path: string, request: PushRequest, done: PushDone): void {
     const answer = new PushAnswer(this, origin, done)
+    if (origin.h1) {
+      origin.h1.dispatch(path, request.headers, request.body, answer)
+      return
+    }
     try {
-      origin.pool.dispatch({ method: 'POST', path, headers: request.headers, body: request.body }, answer)
+      origin.pool!.dispatch({ method: 'POST', path, headers: request.headers, body: request.body }, answer)
     } catch (err) {
       // undici calls onError itself for a closed pool; what it throws is answered here, through the same once-only guard.
       answer.onError(err as Error)
@@ -375,7 +399,8 @@ export class PushClient {
   async close(): Promise<void> {
     for (const waiter of this.roomWaiters.splice(0)) waiter()
     await Promise.all([...this.origins.values()].map((origin) => Promise.all([
-      origin.pool.close().catch(() => undefined),
+      origin.h1?.close(),
+      origin.pool?.close().catch(() => undefined),
       origin.h2?.close(),
     ])))
     this.origins.clear()

@@ -1,6 +1,6 @@
 // HERALD_TRUST_PROXY (issue 22): off unless set, a list of proxies when set,
 // and a value that would believe anyone's X-Forwarded-For stops the start with
-// a message naming the variable.
+// a message naming the variable. HERALD_PUSH_HTTP1 (issue 26): herald or undici.
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from './config.ts'
 
@@ -24,4 +24,12 @@ describe('HERALD_TRUST_PROXY', () => {
       expect(() => load(value)).toThrow(/^HERALD_TRUST_PROXY /)
     },
   )
+})
+
+describe('HERALD_PUSH_HTTP1', () => {
+  it('is Herald\'s own HTTP/1.1 by default, undici when asked, and anything else stops the start', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }, false).pushHttp1).toBe('herald')
+    expect(loadConfig({ NODE_ENV: 'test', HERALD_PUSH_HTTP1: 'undici' }, false).pushHttp1).toBe('undici')
+    expect(() => loadConfig({ NODE_ENV: 'test', HERALD_PUSH_HTTP1: 'curl' }, false)).toThrow(/^HERALD_PUSH_HTTP1 must be herald or undici/)
+  })
 })

@@ -141,6 +141,8 @@ export interface Config {
   jobLeaseMs: number
   /** Negotiate HTTP/2 with push services that offer it (HTTPS only). */
   pushHttp2: boolean
+  /** Who speaks HTTP/1.1 to push services: Herald's own framing (default) or undici's pool (the fallback). */
+  pushHttp1: 'herald' | 'undici'
   webhookTimeoutMs: number
   webhookRetryBaseMs: number
   webhookConcurrency: number
@@ -197,6 +199,13 @@ function url(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`)
   }
   return raw.replace(/\/+$/, '')
+}
+
+function pushHttp1(env: Env): Config['pushHttp1'] {
+  const raw = env.HERALD_PUSH_HTTP1
+  if (raw === undefined || raw === '') return 'herald'
+  if (raw === 'herald' || raw === 'undici') return raw
+  throw new ConfigError(`HERALD_PUSH_HTTP1 must be herald or undici, got "${raw}"`)
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -284,6 +293,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     pushRetryBaseMs: int(env, 'HERALD_PUSH_RETRY_BASE_MS', DEFAULT_PUSH_RETRY_BASE_MS, 1, 3_600_000),
     pushConnections: int(env, 'HERALD_PUSH_CONNECTIONS', DEFAULT_PUSH_CONNECTIONS, 1, 4096),
     pushHttp2: bool(env, 'HERALD_PUSH_HTTP2', DEFAULT_PUSH_HTTP2),
+    pushHttp1: pushHttp1(env),
     jobLeaseMs: int(env, 'HERALD_JOB_LEASE_MS', DEFAULT_JOB_LEASE_MS, 500, 3_600_000),
     webhookTimeoutMs: int(env, 'HERALD_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 10, 600_000),
     webhookRetryBaseMs: int(env, 'HERALD_WEBHOOK_RETRY_BASE_MS', DEFAULT_WEBHOOK_RETRY_BASE_MS, 1, 3_600_000),

@@ -1,0 +1,252 @@
+// Http1Origin against a TCP server that answers with scripted bytes: how each
+// answer is framed, when a connection is reused, and what fails a push.
+import net, { type AddressInfo, type Socket } from 'node:net'
+import { buildConnector } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Http1Origin, type Http1Handler } from './http1-origin.ts'
+
+interface Answer {
+  status?: number
+  retryAfter?: string
+  body?: string
+  error?: { code: string; message: string }
+}
+
+/** A server that hands each request (head and body as received) to `answer`, which writes what it likes on the socket. */
+async function scriptedServer(answer: (socket: Socket, request: string, index: number) => void) {
+  const requests: string[] = []
+  const sockets: Socket[] = []
+  const server = net.createServer((socket) => {
+    sockets.push(socket)
+    let buffered = ''
+    socket.setEncoding('latin1')
+    socket.on('error', () => {})
+    socket.on('data', (chunk: string) => {
+      buffered += chunk
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n')
+        if (end < 0) return
+        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0)
+        if (buffered.length < end + 4 + length) return
+        const request = buffered.slice(0, end + 4 + length)
+        buffered = buffered.slice(end + 4 + length)
+        requests.push(request)
+        answer(socket, request, requests.length - 1)
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+  return {
+    url,
+    requests,
+    /** Connections the server accepted. */
+    get connections() {
+      return sockets.length
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+const open: Array<{ close(): unknown }> = []
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close()
+})
+
+function origin(url: URL, options: { connections?: number; timeoutMs?: number; keepAliveMs?: number } = {}): Http1Origin {
+  const h1 = new Http1Origin(url, {
+    connect: buildConnector({ timeout: 2000 }),
+    connections: options.connections ?? 4,
+    timeoutMs: options.timeoutMs ?? 2000,
+    keepAliveMs: options.keepAliveMs ?? 60_000,
+  })
+  open.push(h1)
+  return h1
+}
+
+function push(h1: Http1Origin, path = '/push/a', headers: Record<string, string> = { ttl: '60' }, body = Buffer.from('encrypted')): Promise<Answer> {
+  return new Promise((resolve) => {
+    const handler: Http1Handler = {
+      onAnswer: (status, retryAfter, text) => resolve({ status, retryAfter, body: text }),
+      onError: (err) => resolve({ error: { code: (err as NodeJS.ErrnoException).code ?? '', message: err.message } }),
+    }
+    h1.dispatch(path, headers, body, handler)
+  })
+}
+
+/** Writes the bytes one at a time, each in its own packet where the stack allows (a head and a body split anywhere). */
+async function dribble(socket: Socket, text: string): Promise<void> {
+  for (const char of text) {
+    socket.write(char)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+describe('Http1Origin', () => {
+  it('writes one POST with the host, the headers and the body, and reuses the connection after a complete answer', async () => {
+    const server = await scriptedServer((socket) => socket.write('HTTP/1.1 201 Created\r\nLocation: /m/1\r\nContent-Length: 0\r\n\r\n'))
+    open.push(server)
+    const h1 = origin(server.url)
+    expect(await push(h1, '/push/abc?x=1', { ttl: '60', urgency: 'high' }, Buffer.from('0123456789'))).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(server.requests[0]).toBe(`POST /push/abc?x=1 HTTP/1.1\r\nhost: ${server.url.host}\r\nttl: 60\r\nurgency: high\r\ncontent-length: 10\r\n\r\n0123456789`)
+    expect(server.connections).toBe(1)
+  })
+
+  it('reads answers split into single bytes: status, Retry-After and a 400 body kept, chunked with extensions and trailers', async () => {
+    const answers = [
+      'HTTP/1.1 429 Too Many Requests\r\nretry-after: 7\r\ncontent-length: 5\r\n\r\nslow!',
+      'HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n6;ext=1\r\n{"reas\r\n14\r\non":"BadJwtToken"}  \r\n0\r\nX-Trailer: yes\r\n\r\n',
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n',
+    ]
+    const server = await scriptedServer((socket, _request, index) => void dribble(socket, answers[index]))
+    open.push(server)
+    const h1 = origin(server.url)
+    expect(await push(h1)).toEqual({ status: 429, retryAfter: '7', body: '' })
+    expect(await push(h1)).toEqual({ status: 400, retryAfter: undefined, body: '{"reason":"BadJwtToken"}  ' })
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(server.connections).toBe(1)
+  })
+
+  it('reads a body to the end of the connection when nothing frames it, and does not reuse a connection that said close', async () => {
+    const answers = [
+      'HTTP/1.1 410 Gone\r\nConnection: close\r\nContent-Length: 4\r\n\r\ngone',
+      'HTTP/1.0 201 Created\r\n\r\nno length',
+      'HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: gzip\r\n\r\nnot chunked',
+      'HTTP/1.1 204 No Content\r\n\r\n',
+    ]
+    const server = await scriptedServer((socket, _request, index) => {
+      socket.write(answers[index])
+      if (index < 3) socket.end()
+    })
+    open.push(server)
+    const h1 = origin(server.url)
+    expect(await push(h1)).toEqual({ status: 410, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual({ status: 400, retryAfter: undefined, body: 'not chunked' })
+    expect(await push(h1)).toEqual({ status: 204, retryAfter: undefined, body: '' })
+    expect(server.connections).toBe(4)
+  })
+
+  it('fails the push and ends the connection on a malformed answer; the next push gets a new connection', async () => {
+    const bad = [
+      'HTTP/2 201\r\n\r\n',
+      'HTTP/1.1 201 Created\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n',
+      'HTTP/1.1 201 Created\r\nno colon here\r\n\r\n',
+      'HTTP/1.1 201 Created\r\n folded: value\r\n\r\n',
+      'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX',
+      'HTTP/1.1 101 Switching Protocols\r\n\r\n',
+      `HTTP/1.1 201 Created\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+    ]
+    const server = await scriptedServer((socket, _request, index) => socket.write(index < bad.length ? bad[index] : 'HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n'))
+    open.push(server)
+    const h1 = origin(server.url)
+    for (const answer of bad) {
+      const outcome = await push(h1)
+      expect(outcome.error?.code, answer.slice(0, 60)).toBe('EPROTO')
+    }
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(server.connections).toBe(bad.length + 1)
+  })
+
+  it('does not trust a connection again after bytes nobody asked for, during or after an answer', async () => {
+    const server = await scriptedServer((socket, _request, index) => {
+      if (index === 0) socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\nHTTP/1.1 201 Created\r\n\r\n')
+      else if (index === 1) {
+        socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+        setTimeout(() => socket.write('surprise'), 20)
+      } else socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+    })
+    open.push(server)
+    const h1 = origin(server.url)
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(server.connections).toBe(3)
+  })
+
+  it('fails a push whose connection drops before the answer is complete, and one that gets no answer in time', async () => {
+    const server = await scriptedServer((socket, _request, index) => {
+      if (index === 0) socket.end('HTTP/1.1 201 Created\r\nContent-Length: 10\r\n\r\nshort')
+      if (index === 1) socket.destroy()
+      // index 2: never answered
+    })
+    open.push(server)
+    const h1 = origin(server.url, { timeoutMs: 200 })
+    expect((await push(h1)).error?.code).toBe('ECONNRESET')
+    expect((await push(h1)).error?.code).toMatch(/^ECONNRESET|EPIPE$/)
+    const started = Date.now()
+    expect((await push(h1)).error?.code).toBe('ETIMEDOUT')
+    const waited = Date.now() - started
+    expect(waited).toBeGreaterThanOrEqual(190)
+    expect(waited).toBeLessThan(1000)
+  })
+
+  it('refuses a header value that would split the request, writing nothing; and fails a push past its connections', async () => {
+    const server = await scriptedServer(() => {}) // never answers: the two pushes below hold both connections
+    open.push(server)
+    const h1 = origin(server.url, { connections: 2, timeoutMs: 300 })
+    expect((await push(h1, '/push/a', { topic: 'a\r\nx-injected: 1' })).error?.code).toBe('EINVALIDHEADER')
+    expect((await push(h1, '/push/a', { 'bad name': 'v' })).error?.code).toBe('EINVALIDHEADER')
+    void push(h1)
+    void push(h1)
+    expect((await push(h1)).error?.code).toBe('EBUSY')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(server.requests).toHaveLength(2)
+    expect(server.requests.join('')).not.toContain('x-injected')
+  })
+
+  it('fails a push it cannot connect for, with the connector\'s error', async () => {
+    const spare = net.createServer()
+    await new Promise<void>((resolve) => spare.listen(0, '127.0.0.1', resolve))
+    const port = (spare.address() as AddressInfo).port
+    await new Promise<void>((resolve) => spare.close(() => resolve()))
+    const h1 = origin(new URL(`http://127.0.0.1:${port}`))
+    expect((await push(h1)).error?.code).toBe('ECONNREFUSED')
+  })
+
+  it('closes a connection idle for the keep-alive', async () => {
+    const server = await scriptedServer((socket) => socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n'))
+    open.push(server)
+    const h1 = origin(server.url, { keepAliveMs: 100, timeoutMs: 400 })
+    expect((await push(h1)).status).toBe(201)
+    expect((await push(h1)).status).toBe(201)
+    expect(server.connections).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await push(h1)).status).toBe(201)
+    expect(server.connections).toBe(2)
+  })
+
+  it('on close, takes no more pushes, closes idle connections at once and the others once their push is answered', async () => {
+    let release: (() => void) | null = null
+    const closedByClient: number[] = []
+    const server = await scriptedServer((socket, _request, index) => {
+      socket.on('end', () => closedByClient.push(index))
+      const answer = () => socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+      if (index === 0) release = answer
+      else answer()
+    })
+    open.push(server)
+    const h1 = origin(server.url)
+    const inFlight = push(h1) // answered only on release
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect((await push(h1)).status).toBe(201) // a second connection, now idle
+    expect(server.connections).toBe(2)
+    let closed = false
+    const closing = h1.close().then(() => (closed = true))
+    expect((await push(h1)).error?.code).toBe('ECLOSED')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(closedByClient).toEqual([1])
+    expect(closed).toBe(false)
+    release!()
+    expect((await inFlight).status).toBe(201)
+    await closing
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(closedByClient).toEqual([1, 0])
+  })
+})
