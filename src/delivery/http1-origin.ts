@@ -381,7 +381,7 @@ export class Http1Origin {
       const now = Date.now()
       for (const connection of [...this.all]) {
         if (connection.handler) {
-          if (now - connection.since >= this.options.timeoutMs) connection.close(new Http1Error(`no answer within ${this.options.timeoutMs} ms`, 'ETIMEDOUT'))
+          if (now - connection.since >= this.options.timeoutMs) connection.close(new Http1Error(`no answer within ${this.options.timeoutMs} ms`, 'ERR_PUSH_TIMEOUT'))
         } else if (now - connection.since >= this.options.keepAliveMs) {
           connection.close(new Http1Error('idle', 'EIDLE'))
         }

@@ -7,7 +7,8 @@ import selfsigned from 'selfsigned'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
 import { generateVapidKeys } from '../projects/vapid-keys.ts'
 import { encryptPayload } from './encryption.ts'
-import { PushClient, SLOW_START_WINDOW, classify, parseRetryAfter } from './push-client.ts'
+import { PushClient, SLOW_START_WINDOW, classify, parseRetryAfter, type PushOutcome } from './push-client.ts'
+import { pushErrorReason } from './send-batch.ts'
 import { VapidTokenCache } from './vapid.ts'
 
 let tlsPush: PushService
@@ -137,7 +138,10 @@ describe('PushClient', () => {
     expect(await client.send(signed)).toEqual({ kind: 'rejected', status: 400, reason: 'VapidPkHashMismatch' })
     const hanging = tlsPush.createSubscription()
     tlsPush.fail(hanging.endpoint, { hang: true })
-    expect(await client.send(pushRequest(hanging.endpoint))).toMatchObject({ kind: 'retry', status: null })
+    const hung = await client.send(pushRequest(hanging.endpoint))
+    expect(hung).toMatchObject({ kind: 'retry', status: null })
+    // What a broadcast's last_error says of it: no answer in time, not a failed connection.
+    expect(pushErrorReason(hung as Exclude<PushOutcome, { kind: 'delivered' }>)).toBe('timeout')
     const limited = tlsPush.createSubscription()
     tlsPush.fail(limited.endpoint, { status: 429, retryAfter: 30 })
     expect(await client.send(pushRequest(limited.endpoint))).toEqual({ kind: 'retry', status: 429, retryAfterMs: 30_000 })

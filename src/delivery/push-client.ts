@@ -1,6 +1,7 @@
-// Sends encrypted pushes to push services. One connection pool per push
-// service origin, reused across broadcasts and projects; HTTP/2 (node:http2)
-// on HTTPS origins that offer it, when turned on. Every connection checks the address it actually
+// Sends encrypted pushes to push services. One set of keep-alive connections
+// per push service origin, reused across broadcasts and projects: HTTP/1.1
+// through http1-origin.ts (or undici's Pool, HERALD_PUSH_HTTP1=undici), and
+// HTTP/2 (node:http2) on HTTPS origins that offer it, when turned on. Every connection checks the address it actually
 // reaches (a DNS answer that turns private is refused), and a push service
 // that answered 429 is left alone until its Retry-After has passed.
 // Pushes in flight are capped per origin at its connection count: the rest
