@@ -187,18 +187,88 @@ describe('Http1Origin', () => {
     expect(waited).toBeLessThan(1000)
   })
 
-  it('refuses a header value that would split the request, writing nothing; and fails a push past its connections', async () => {
-    const server = await scriptedServer(() => {}) // never answers: the two pushes below hold both connections
+  it('refuses, before writing anything, a header or path that would split or reframe the request', async () => {
+    const server = await scriptedServer((socket) => socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n'))
+    open.push(server)
+    const h1 = origin(server.url)
+    expect((await push(h1, '/push/a', { topic: 'a\r\nx-injected: 1' })).error?.code).toBe('EINVALIDHEADER')
+    // Written as latin1, U+010D U+010A would become CR LF.
+    expect((await push(h1, '/push/a', { topic: 'a\u010d\u010ax-injected: 1' })).error?.code).toBe('EINVALIDHEADER')
+    expect((await push(h1, '/push/a', { 'bad name': 'v' })).error?.code).toBe('EINVALIDHEADER')
+    for (const name of ['Content-Length', 'host', 'Transfer-Encoding', 'connection']) {
+      expect((await push(h1, '/push/a', { [name]: '1' })).error?.code, name).toBe('EINVALIDHEADER')
+    }
+    for (const path of ['push/a', '/push/a b', '/push/a\r\nx: 1', 'http://other/push']) {
+      expect((await push(h1, path)).error?.code, path).toBe('EINVALIDPATH')
+    }
+    expect(await push(h1, '/push/a', { ttl: '60', 'x-ok': 'caf\u00e9 \t v' })).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(server.requests).toHaveLength(1)
+    expect(server.requests.join('')).not.toContain('x-injected')
+  })
+
+  it('holds a push past its connections until one is free', async () => {
+    const server = await scriptedServer((socket, _request, index) => {
+      if (index >= 2) socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+      // the first two are never answered: they time out
+    })
     open.push(server)
     const h1 = origin(server.url, { connections: 2, timeoutMs: 300 })
-    expect((await push(h1, '/push/a', { topic: 'a\r\nx-injected: 1' })).error?.code).toBe('EINVALIDHEADER')
-    expect((await push(h1, '/push/a', { 'bad name': 'v' })).error?.code).toBe('EINVALIDHEADER')
-    void push(h1)
-    void push(h1)
-    expect((await push(h1)).error?.code).toBe('EBUSY')
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    const order: string[] = []
+    const first = push(h1).then((answer) => order.push(`first ${answer.error?.code}`))
+    const second = push(h1).then((answer) => order.push(`second ${answer.error?.code}`))
+    const third = push(h1).then((answer) => order.push(`third ${answer.status}`))
+    await new Promise((resolve) => setTimeout(resolve, 100))
     expect(server.requests).toHaveLength(2)
-    expect(server.requests.join('')).not.toContain('x-injected')
+    await Promise.all([first, second, third])
+    expect(order).toEqual(['first ERR_PUSH_TIMEOUT', 'second ERR_PUSH_TIMEOUT', 'third 201'])
+    expect(server.requests).toHaveLength(3)
+  })
+
+  it('gives a waiting push a connection only after the read that freed it: bytes after the answer are not its answer', async () => {
+    const server = await scriptedServer((socket, _request, index) => {
+      if (index === 0) socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\nHTTP/1.1 410 Gone\r\nContent-Length: 0\r\n\r\n')
+      else socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+    })
+    open.push(server)
+    const h1 = origin(server.url, { connections: 1 })
+    const [first, waiting] = await Promise.all([push(h1, '/push/first'), push(h1, '/push/waiting')])
+    expect(first).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(waiting).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(server.connections).toBe(2)
+    expect(server.requests.map((r) => r.split(' ')[1])).toEqual(['/push/first', '/push/waiting'])
+  })
+
+  it('keeps an answer read to the end of the connection when the connection is reset rather than ended', async () => {
+    const server = await scriptedServer((socket) => {
+      socket.write('HTTP/1.1 201 Created\r\n\r\naccepted, and then')
+      setTimeout(() => socket.resetAndDestroy(), 30)
+    })
+    open.push(server)
+    const h1 = origin(server.url)
+    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+  })
+
+  it('takes the server\'s Keep-Alive timeout, less 2 s: under 2 s the connection is not reused', async () => {
+    const server = await scriptedServer((socket, _request, index) => {
+      socket.write(`HTTP/1.1 201 Created\r\nKeep-Alive: timeout=${index < 2 ? 1 : 5}, max=100\r\nContent-Length: 0\r\n\r\n`)
+    })
+    open.push(server)
+    const h1 = origin(server.url)
+    for (let i = 0; i < 4; i++) expect((await push(h1)).status).toBe(201)
+    expect(server.connections).toBe(3) // the first two closed after their answer; the third kept for the fourth push
+  })
+
+  it('fails the push when the connector throws, and still closes', async () => {
+    const h1 = new Http1Origin(new URL('http://127.0.0.1:1'), {
+      connect: () => {
+        throw Object.assign(new Error('connector broke'), { code: 'EBROKEN' })
+      },
+      connections: 2,
+      timeoutMs: 1000,
+      keepAliveMs: 1000,
+    })
+    expect((await push(h1)).error).toEqual({ code: 'EBROKEN', message: 'connector broke' })
+    await h1.close()
   })
 
   it('fails a push it cannot connect for, with the connector\'s error', async () => {
@@ -239,6 +309,7 @@ describe('Http1Origin', () => {
     expect(server.connections).toBe(2)
     let closed = false
     const closing = h1.close().then(() => (closed = true))
+    const again = h1.close() // a second call: the same wait, not a promise that never settles
     expect((await push(h1)).error?.code).toBe('ECLOSED')
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(closedByClient).toEqual([1])
@@ -246,6 +317,7 @@ describe('Http1Origin', () => {
     release!()
     expect((await inFlight).status).toBe(201)
     await closing
+    await again
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(closedByClient).toEqual([1, 0])
   })

@@ -3,17 +3,21 @@
 // status, Retry-After and (on a 400) the start of its body, the rest counted
 // and dropped. The sockets come from undici's connector (the push client's
 // one TLS context, TLS session reuse, and the public-address check when
-// connecting), so only the HTTP framing is here. undici's Client, which did
-// this before, costs ~25 µs more main-thread CPU per push on a 2-core machine
-// (bench/http1-client.ts, docs/performance.md); undici stays the fallback
+// connecting), so only the HTTP framing is here. undici's Pool, which did
+// this before, costs ~17 µs more main-thread CPU per push on a 2-core machine
+// (bench/http1-client.ts, docs/performance.md); it stays the fallback
 // (HERALD_PUSH_HTTP1=undici).
 //
-// One request per connection at a time (no pipelining), as before. Answers are
-// framed by Content-Length, chunked Transfer-Encoding, or the connection's
-// end; 1xx answers are skipped. A connection is reused only after a complete
-// answer that did not say `Connection: close` and was followed by nothing.
-// Anything malformed ends the connection and fails its push (a network
-// failure: the push is retried later, as for a dropped connection).
+// One request per connection at a time (no pipelining), as before. Answers
+// are framed by Content-Length, chunked Transfer-Encoding, or the
+// connection's end; 1xx answers are skipped. A connection is reused only
+// after a complete answer that did not say `Connection: close` and was
+// followed by nothing in its read (a connection the server ends or resets is
+// dropped), and not past the idle time the server's `Keep-Alive: timeout`
+// gives, less 2 s (as undici). A close that crosses a reused connection's
+// request fails that push as a dropped connection does (undici's Pool has the
+// same race). Anything malformed ends the connection and fails its push (a
+// network failure: the push is retried later).
 import type { Socket } from 'node:net'
 import type { buildConnector } from 'undici'
 import { ANSWER_BODY_KEPT } from './http2-origin.ts'
@@ -27,9 +31,9 @@ export interface Http1Handler {
 export interface Http1OriginOptions {
   /** Opens a socket (TLS for https:) to the origin. */
   connect: buildConnector.connector
-  /** Connections at most; PushClient never has more pushes in flight than this. */
+  /** Connections at most; a push finding none free waits for one (PushClient keeps no more in flight than this). */
   connections: number
-  /** A push with no complete answer this long after it was written fails. */
+  /** A push with no complete answer this long after it was handed to a connection (connecting included) fails. */
   timeoutMs: number
   /** An idle connection is closed after this long. */
   keepAliveMs: number
@@ -41,10 +45,16 @@ const MAX_HEAD_BYTES = 16 * 1024
 const MAX_LINE_BYTES = 1024
 const CRLF = Buffer.from('\r\n')
 const CRLFCRLF = Buffer.from('\r\n\r\n')
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/
-/** RFC 9110 field values: visible characters, spaces and tabs (obs-text too); never CR, LF or NUL. */
-const UNSAFE_VALUE = /[\0\r\n]/
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: [^\r\n]*)?$/
+/** What a field value may not hold (RFC 9110: visible ASCII, space, tab, obs-text): CR, LF and NUL above all, and nothing past latin1, which writing would truncate into them. */
+const UNSAFE_VALUE = /[^\t\x20-\x7e\x80-\xff]/
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+/** Header names the request's framing owns: a caller's would contradict it. */
+const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer'])
+/** An origin-form request target: a path from a parsed URL (ASCII, percent-encoded), no spaces or controls. */
+const PATH = /^\/[\x21-\x7e]*$/
+/** Left off the server's Keep-Alive timeout before a connection is thought idle too long to reuse (undici's threshold). */
+const KEEP_ALIVE_MARGIN_MS = 2000
 
 const enum Phase {
   /** Reading a status line and headers. */
@@ -78,14 +88,20 @@ class Connection {
   since = 0
   private phase = Phase.Idle
   private buffered: Buffer | null = null
+  /** Where in `buffered` the search for the head's end resumes: bytes already searched are not searched again. */
+  private searchedTo = 0
   private status = 0
   private retryAfter: string | undefined = undefined
   private body = ''
   private remaining = 0
   private keepAlive = true
-  private closed = false
+  /** How long this connection may stay idle: the origin's keep-alive, or less when the server said so. */
+  idleLimitMs: number
+  closed = false
 
-  constructor(private readonly origin: Http1Origin) {}
+  constructor(private readonly origin: Http1Origin, keepAliveMs: number) {
+    this.idleLimitMs = keepAliveMs
+  }
 
   /** Sends a request on this connection (connected or not yet). */
   send(request: Buffer, handler: Http1Handler, now: number): void {
@@ -97,6 +113,7 @@ class Connection {
     this.retryAfter = undefined
     this.body = ''
     this.keepAlive = true
+    this.searchedTo = 0
     if (this.socket) this.socket.write(request)
     else this.pendingWrite = request
   }
@@ -104,9 +121,9 @@ class Connection {
   connected(socket: Socket): void {
     this.socket = socket
     socket.on('data', (chunk: Buffer) => this.read(chunk))
-    socket.on('error', (err: Error) => this.close(err))
-    socket.on('end', () => this.ended())
-    socket.on('close', () => this.close(new Http1Error('connection closed', 'ECONNRESET')))
+    socket.on('error', (err: Error) => this.lost(err))
+    socket.on('end', () => this.lost(new Http1Error('connection ended before the answer was complete', 'ECONNRESET')))
+    socket.on('close', () => this.lost(new Http1Error('connection closed', 'ECONNRESET')))
     if (this.closed) {
       socket.destroy()
       return
@@ -118,13 +135,17 @@ class Connection {
     }
   }
 
-  /** The server ended its side: an answer read until then is complete; otherwise the push failed. */
-  private ended(): void {
-    if (this.phase === Phase.UntilClose) {
+  /**
+   * The connection ended, was reset or failed: an answer whose body runs to
+   * the connection's end is complete (its status was read: failing it would
+   * send an accepted push again); any other push in flight failed.
+   */
+  private lost(err: Error): void {
+    if (this.phase === Phase.UntilClose && !this.closed) {
       this.keepAlive = false
       this.finish()
     }
-    this.close(new Http1Error('connection ended before the answer was complete', 'ECONNRESET'))
+    this.close(err)
   }
 
   /** Ends the connection; its push in flight, if any, fails with err. Once only. */
@@ -152,8 +173,13 @@ class Connection {
           // After an answer, or between pushes: nothing asked for these bytes, so the connection is not trusted again.
           return this.close(new Http1Error('bytes from the push service with no push in flight', 'EPROTO'))
         case Phase.Head: {
-          const end = buf.indexOf(CRLFCRLF, i)
-          if (end < 0 || end - i > MAX_HEAD_BYTES) return this.keep(buf, i, MAX_HEAD_BYTES, 'answer head')
+          const end = buf.indexOf(CRLFCRLF, Math.max(i, this.searchedTo - 3))
+          this.searchedTo = 0
+          if (end < 0 || end - i > MAX_HEAD_BYTES) {
+            this.keep(buf, i, MAX_HEAD_BYTES, 'answer head')
+            this.searchedTo = buf.length - i
+            return
+          }
           if (!this.head(buf.toString('latin1', i, end))) return
           i = end + 4
           break
@@ -222,6 +248,7 @@ class Connection {
     let length = -1
     let transferEncoding: string | null = null
     let retryAfter: string | undefined
+    let keepAliveHeader: string | null = null
     for (let n = 1; n < lines.length; n++) {
       const line = lines[n]
       const colon = line.indexOf(':')
@@ -251,6 +278,9 @@ class Connection {
         case 'retry-after':
           retryAfter = value
           break
+        case 'keep-alive':
+          keepAliveHeader = value
+          break
       }
     }
     // 1xx: informational, the answer follows (101 would switch protocols, which no push asks for).
@@ -264,6 +294,12 @@ class Connection {
     this.status = status
     this.retryAfter = retryAfter
     this.keepAlive = keepAlive
+    const serverIdle = keepAliveHeader === null ? null : /(?:^|[,\s])timeout=(\d{1,9})/i.exec(keepAliveHeader)
+    if (serverIdle) {
+      // The server closes an idle connection after this; reusing it near then would race its close.
+      this.idleLimitMs = Math.min(this.idleLimitMs, Number(serverIdle[1]) * 1000 - KEEP_ALIVE_MARGIN_MS)
+      if (this.idleLimitMs <= 0) this.keepAlive = false
+    }
     if (status === 204 || status === 304) {
       this.finish()
     } else if (transferEncoding !== null) {
@@ -300,17 +336,24 @@ class Connection {
   }
 }
 
+interface Waiting {
+  request: Buffer
+  handler: Http1Handler
+}
+
 export class Http1Origin {
   /** Connected, no push in flight: the last one to go idle is used first (its socket is warmest). */
   private readonly idleConnections: Connection[] = []
   /** Every connection open or opening. */
   private readonly all = new Set<Connection>()
+  /** Pushes for which no connection was free (PushClient keeps no more in flight than connections, so rarely any): each takes the next one that is. */
+  private readonly waiting: Waiting[] = []
   private readonly host: string
-  private readonly target: { hostname: string; host: string; protocol: string; port: string; servername?: string }
+  private readonly target: { hostname: string; host: string; protocol: string; port: string }
   private sweep: NodeJS.Timeout | null = null
-  private isClosed = false
-  /** Set by close(): resolves it once every connection is closed. */
-  private closing: (() => void) | null = null
+  /** Set by close(): resolves once every connection is closed. */
+  private closed: Promise<void> | null = null
+  private resolveClosed: (() => void) | null = null
 
   constructor(url: URL, private readonly options: Http1OriginOptions) {
     this.host = url.host
@@ -318,15 +361,20 @@ export class Http1Origin {
   }
 
   /**
-   * Sends one POST. The handler hears the answer or the failure once; a
-   * header value with CR, LF or NUL is refused before anything is written.
+   * Sends one POST. The handler hears the answer or the failure once. A path
+   * that is not an origin-form target, a header name that is not a token or
+   * that the framing owns, and a value with CR, LF, NUL or anything past
+   * latin1 are refused before anything is written.
    */
   dispatch(path: string, headers: Record<string, string>, body: Buffer, handler: Http1Handler): void {
-    if (this.isClosed) return handler.onError(new Http1Error('push client closed', 'ECLOSED'))
+    if (this.closed) return handler.onError(new Http1Error('push client closed', 'ECLOSED'))
+    if (!PATH.test(path)) return handler.onError(new Http1Error('invalid request path', 'EINVALIDPATH'))
     let head = `POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\n`
     for (const name in headers) {
       const value = headers[name]
-      if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) return handler.onError(new Http1Error(`invalid header ${name}`, 'EINVALIDHEADER'))
+      if (!TOKEN.test(name) || FRAMING_HEADERS.has(name.toLowerCase()) || UNSAFE_VALUE.test(value)) {
+        return handler.onError(new Http1Error(`invalid header ${name}`, 'EINVALIDHEADER'))
+      }
       head += `${name}: ${value}\r\n`
     }
     head += `content-length: ${body.length}\r\n\r\n`
@@ -334,45 +382,69 @@ export class Http1Origin {
     const headBytes = request.write(head, 'latin1')
     body.copy(request, headBytes)
     const idle = this.idleConnections.pop()
-    if (idle) {
-      idle.send(request, handler, Date.now())
-    } else {
-      // PushClient keeps no more pushes in flight than connections; past that (it would be a bug) the push fails rather than queue.
-      if (this.all.size >= this.options.connections) return handler.onError(new Http1Error('no free connection', 'EBUSY'))
-      const connection = new Connection(this)
-      this.all.add(connection)
-      // The push is on the connection before it connects: a connector may fail at once (a private address), and the push must hear it.
-      connection.send(request, handler, Date.now())
+    if (idle) idle.send(request, handler, Date.now())
+    else if (this.all.size < this.options.connections) this.open(request, handler)
+    else this.waiting.push({ request, handler })
+  }
+
+  /** A new connection, with its first push on it before it connects: a connector may fail at once (a private address), and the push must hear it. */
+  private open(request: Buffer, handler: Http1Handler): void {
+    const connection = new Connection(this, this.options.keepAliveMs)
+    this.all.add(connection)
+    connection.send(request, handler, Date.now())
+    try {
       this.options.connect(this.target, (err, socket) => {
         if (err || !socket) connection.close(err ?? new Http1Error('no socket', 'ECONNREFUSED'))
         else connection.connected(socket as Socket)
       })
+    } catch (err) {
+      connection.close(err as Error)
     }
-    this.startSweep()
+    if (this.all.size > 0) this.startSweep()
   }
 
-  /** (For Connection.) Ready for another push; closed instead once the origin is closing. */
+  /**
+   * (For Connection.) Its answer is complete: it waits for the next push, or
+   * takes a waiting one once the read that completed the answer is over (bytes
+   * after the answer in that read close it first, and are not taken for the
+   * next push's answer). Once the origin is closing, it closes.
+   */
   idle(connection: Connection): void {
-    if (this.closing) return connection.close(new Http1Error('push client closed', 'ECLOSED'))
-    this.idleConnections.push(connection)
+    if (this.closed) return connection.close(new Http1Error('push client closed', 'ECLOSED'))
+    if (this.waiting.length === 0) {
+      this.idleConnections.push(connection)
+      return
+    }
+    queueMicrotask(() => {
+      // Closed meanwhile: dropped() gave the waiting push a new connection.
+      if (connection.closed) return
+      if (this.closed) return connection.close(new Http1Error('push client closed', 'ECLOSED'))
+      const next = this.waiting.shift()
+      if (next) connection.send(next.request, next.handler, Date.now())
+      else this.idleConnections.push(connection)
+    })
   }
 
-  /** (For Connection.) Closed: forgotten. */
+  /** (For Connection.) Closed: forgotten, and a waiting push gets a connection of its own. */
   dropped(connection: Connection): void {
     this.all.delete(connection)
     const at = this.idleConnections.indexOf(connection)
     if (at >= 0) this.idleConnections.splice(at, 1)
+    if (this.waiting.length > 0 && !this.closed) {
+      const next = this.waiting.shift()!
+      this.open(next.request, next.handler)
+    }
     if (this.all.size === 0) {
       this.stopSweep()
-      this.closing?.()
+      this.resolveClosed?.()
     }
   }
 
   /**
    * One timer for the origin while it has connections: pushes past the
-   * timeout fail, connections idle past the keep-alive close. Checked every
+   * timeout fail, connections idle past their keep-alive close. Checked every
    * quarter of the timeout (at most a second), so a push fails between 1 and
-   * 1.25 timeouts after it was written.
+   * 1.25 timeouts after it was handed to a connection.
    */
   private startSweep(): void {
     if (this.sweep) return
@@ -382,7 +454,7 @@ export class Http1Origin {
       for (const connection of [...this.all]) {
         if (connection.handler) {
           if (now - connection.since >= this.options.timeoutMs) connection.close(new Http1Error(`no answer within ${this.options.timeoutMs} ms`, 'ERR_PUSH_TIMEOUT'))
-        } else if (now - connection.since >= this.options.keepAliveMs) {
+        } else if (now - connection.since >= connection.idleLimitMs) {
           connection.close(new Http1Error('idle', 'EIDLE'))
         }
       }
@@ -396,20 +468,23 @@ export class Http1Origin {
   }
 
   /**
-   * Takes no more pushes and closes the idle connections; resolves once the
-   * pushes in flight are answered (or time out) and their connections closed.
-   * A push already written is not cut off: the push service may have taken it,
-   * and failing it here would send it again later.
+   * Takes no more pushes, fails those still waiting for a connection (none
+   * was written), and closes the idle connections; resolves once the pushes
+   * in flight are answered (or time out) and their connections closed. A
+   * push already written is not cut off: the push service may have taken it,
+   * and failing it here would send it again later. Called again, the same promise.
    */
   close(): Promise<void> {
-    this.isClosed = true
-    return new Promise((resolve) => {
-      this.closing = resolve
-      for (const connection of [...this.idleConnections]) connection.close(new Http1Error('push client closed', 'ECLOSED'))
-      if (this.all.size === 0) {
-        this.stopSweep()
-        resolve()
-      }
+    if (this.closed) return this.closed
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve
     })
+    for (const { handler } of this.waiting.splice(0)) handler.onError(new Http1Error('push client closed', 'ECLOSED'))
+    for (const connection of [...this.idleConnections]) connection.close(new Http1Error('push client closed', 'ECLOSED'))
+    if (this.all.size === 0) {
+      this.stopSweep()
+      this.resolveClosed!()
+    }
+    return this.closed
   }
 }
