@@ -51,6 +51,14 @@ async function scriptedServer(answer: (socket: Socket, request: string, index: n
   }
 }
 
+/** The plain answer to a push: 201 and no body. */
+const CREATED = 'HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n'
+
+/** A complete answer as Http1Origin hands it over. */
+function answered(status: number, body = '', retryAfter?: string): Answer {
+  return { status, retryAfter, body }
+}
+
 const open: Array<{ close(): unknown }> = []
 afterEach(async () => {
   for (const item of open.splice(0).reverse()) await item.close()
@@ -90,8 +98,8 @@ describe('Http1Origin', () => {
     const server = await scriptedServer((socket) => socket.write('HTTP/1.1 201 Created\r\nLocation: /m/1\r\nContent-Length: 0\r\n\r\n'))
     open.push(server)
     const h1 = origin(server.url)
-    expect(await push(h1, '/push/abc?x=1', { ttl: '60', urgency: 'high' }, Buffer.from('0123456789'))).toEqual({ status: 201, retryAfter: undefined, body: '' })
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1, '/push/abc?x=1', { ttl: '60', urgency: 'high' }, Buffer.from('0123456789'))).toEqual(answered(201))
+    expect(await push(h1)).toEqual(answered(201))
     expect(server.requests[0]).toBe(`POST /push/abc?x=1 HTTP/1.1\r\nhost: ${server.url.host}\r\nttl: 60\r\nurgency: high\r\ncontent-length: 10\r\n\r\n0123456789`)
     expect(server.connections).toBe(1)
   })
@@ -100,14 +108,14 @@ describe('Http1Origin', () => {
     const answers = [
       'HTTP/1.1 429 Too Many Requests\r\nretry-after: 7\r\ncontent-length: 5\r\n\r\nslow!',
       'HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n6;ext=1\r\n{"reas\r\n14\r\non":"BadJwtToken"}  \r\n0\r\nX-Trailer: yes\r\n\r\n',
-      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n',
+      `HTTP/1.1 100 Continue\r\n\r\n${CREATED}`,
     ]
     const server = await scriptedServer((socket, _request, index) => void dribble(socket, answers[index]))
     open.push(server)
     const h1 = origin(server.url)
-    expect(await push(h1)).toEqual({ status: 429, retryAfter: '7', body: '' })
-    expect(await push(h1)).toEqual({ status: 400, retryAfter: undefined, body: '{"reason":"BadJwtToken"}  ' })
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual(answered(429, '', '7'))
+    expect(await push(h1)).toEqual(answered(400, '{"reason":"BadJwtToken"}  '))
+    expect(await push(h1)).toEqual(answered(201))
     expect(server.connections).toBe(1)
   })
 
@@ -124,10 +132,10 @@ describe('Http1Origin', () => {
     })
     open.push(server)
     const h1 = origin(server.url)
-    expect(await push(h1)).toEqual({ status: 410, retryAfter: undefined, body: '' })
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
-    expect(await push(h1)).toEqual({ status: 400, retryAfter: undefined, body: 'not chunked' })
-    expect(await push(h1)).toEqual({ status: 204, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual(answered(410))
+    expect(await push(h1)).toEqual(answered(201))
+    expect(await push(h1)).toEqual(answered(400, 'not chunked'))
+    expect(await push(h1)).toEqual(answered(204))
     expect(server.connections).toBe(4)
   })
 
@@ -142,31 +150,31 @@ describe('Http1Origin', () => {
       'HTTP/1.1 101 Switching Protocols\r\n\r\n',
       `HTTP/1.1 201 Created\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
     ]
-    const server = await scriptedServer((socket, _request, index) => socket.write(index < bad.length ? bad[index] : 'HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n'))
+    const server = await scriptedServer((socket, _request, index) => socket.write(index < bad.length ? bad[index] : CREATED))
     open.push(server)
     const h1 = origin(server.url)
     for (const answer of bad) {
       const outcome = await push(h1)
       expect(outcome.error?.code, answer.slice(0, 60)).toBe('EPROTO')
     }
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual(answered(201))
     expect(server.connections).toBe(bad.length + 1)
   })
 
   it('does not trust a connection again after bytes nobody asked for, during or after an answer', async () => {
     const server = await scriptedServer((socket, _request, index) => {
-      if (index === 0) socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\nHTTP/1.1 201 Created\r\n\r\n')
+      if (index === 0) socket.write(`${CREATED}HTTP/1.1 201 Created\r\n\r\n`)
       else if (index === 1) {
-        socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+        socket.write(CREATED)
         setTimeout(() => socket.write('surprise'), 20)
-      } else socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+      } else socket.write(CREATED)
     })
     open.push(server)
     const h1 = origin(server.url)
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual(answered(201))
+    expect(await push(h1)).toEqual(answered(201))
     await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual(answered(201))
     expect(server.connections).toBe(3)
   })
 
@@ -188,27 +196,31 @@ describe('Http1Origin', () => {
   })
 
   it('refuses, before writing anything, a header or path that would split or reframe the request', async () => {
-    const server = await scriptedServer((socket) => socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n'))
+    const server = await scriptedServer((socket) => socket.write(CREATED))
     open.push(server)
     const h1 = origin(server.url)
     expect((await push(h1, '/push/a', { topic: 'a\r\nx-injected: 1' })).error?.code).toBe('EINVALIDHEADER')
     // Written as latin1, U+010D U+010A would become CR LF.
     expect((await push(h1, '/push/a', { topic: 'a\u010d\u010ax-injected: 1' })).error?.code).toBe('EINVALIDHEADER')
     expect((await push(h1, '/push/a', { 'bad name': 'v' })).error?.code).toBe('EINVALIDHEADER')
+    // The checks are made once per headers object (a batch shares one): its second push is refused too.
+    const shared = { ttl: '60', topic: 'a\nb' }
+    expect((await push(h1, '/push/a', shared)).error?.message).toBe('invalid header topic')
+    expect((await push(h1, '/push/a', shared)).error?.message).toBe('invalid header topic')
     for (const name of ['Content-Length', 'host', 'Transfer-Encoding', 'connection']) {
       expect((await push(h1, '/push/a', { [name]: '1' })).error?.code, name).toBe('EINVALIDHEADER')
     }
     for (const path of ['push/a', '/push/a b', '/push/a\r\nx: 1', 'http://other/push']) {
       expect((await push(h1, path)).error?.code, path).toBe('EINVALIDPATH')
     }
-    expect(await push(h1, '/push/a', { ttl: '60', 'x-ok': 'caf\u00e9 \t v' })).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1, '/push/a', { ttl: '60', 'x-ok': 'caf\u00e9 \t v' })).toEqual(answered(201))
     expect(server.requests).toHaveLength(1)
     expect(server.requests.join('')).not.toContain('x-injected')
   })
 
   it('holds a push past its connections until one is free', async () => {
     const server = await scriptedServer((socket, _request, index) => {
-      if (index >= 2) socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+      if (index >= 2) socket.write(CREATED)
       // the first two are never answered: they time out
     })
     open.push(server)
@@ -226,14 +238,14 @@ describe('Http1Origin', () => {
 
   it('gives a waiting push a connection only after the read that freed it: bytes after the answer are not its answer', async () => {
     const server = await scriptedServer((socket, _request, index) => {
-      if (index === 0) socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\nHTTP/1.1 410 Gone\r\nContent-Length: 0\r\n\r\n')
-      else socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+      if (index === 0) socket.write(`${CREATED}HTTP/1.1 410 Gone\r\nContent-Length: 0\r\n\r\n`)
+      else socket.write(CREATED)
     })
     open.push(server)
     const h1 = origin(server.url, { connections: 1 })
     const [first, waiting] = await Promise.all([push(h1, '/push/first'), push(h1, '/push/waiting')])
-    expect(first).toEqual({ status: 201, retryAfter: undefined, body: '' })
-    expect(waiting).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(first).toEqual(answered(201))
+    expect(waiting).toEqual(answered(201))
     expect(server.connections).toBe(2)
     expect(server.requests.map((r) => r.split(' ')[1])).toEqual(['/push/first', '/push/waiting'])
   })
@@ -245,7 +257,7 @@ describe('Http1Origin', () => {
     })
     open.push(server)
     const h1 = origin(server.url)
-    expect(await push(h1)).toEqual({ status: 201, retryAfter: undefined, body: '' })
+    expect(await push(h1)).toEqual(answered(201))
   })
 
   it('takes the server\'s Keep-Alive timeout, less 2 s: under 2 s the connection is not reused', async () => {
@@ -281,7 +293,7 @@ describe('Http1Origin', () => {
   })
 
   it('closes a connection idle for the keep-alive', async () => {
-    const server = await scriptedServer((socket) => socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n'))
+    const server = await scriptedServer((socket) => socket.write(CREATED))
     open.push(server)
     const h1 = origin(server.url, { keepAliveMs: 100, timeoutMs: 400 })
     expect((await push(h1)).status).toBe(201)
@@ -297,7 +309,7 @@ describe('Http1Origin', () => {
     const closedByClient: number[] = []
     const server = await scriptedServer((socket, _request, index) => {
       socket.on('end', () => closedByClient.push(index))
-      const answer = () => socket.write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n')
+      const answer = () => socket.write(CREATED)
       if (index === 0) release = answer
       else answer()
     })

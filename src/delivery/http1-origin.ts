@@ -341,6 +341,30 @@ interface Waiting {
   handler: Http1Handler
 }
 
+/**
+ * Each headers object's lines, checked and joined once: a fan-out hands the
+ * same object, never changed after, to every push of a batch that shares a
+ * VAPID signature (send-batch.ts), so the checks run per object, not per
+ * push. `refused`: the header that failed them.
+ */
+const headerLines = new WeakMap<Record<string, string>, string | { refused: string }>()
+
+function linesOf(headers: Record<string, string>): string | { refused: string } {
+  const known = headerLines.get(headers)
+  if (known !== undefined) return known
+  let lines: string | { refused: string } = ''
+  for (const name in headers) {
+    const value = headers[name]
+    if (!TOKEN.test(name) || FRAMING_HEADERS.has(name.toLowerCase()) || UNSAFE_VALUE.test(value)) {
+      lines = { refused: name }
+      break
+    }
+    lines += `${name}: ${value}\r\n`
+  }
+  headerLines.set(headers, lines)
+  return lines
+}
+
 export class Http1Origin {
   /** Connected, no push in flight: the last one to go idle is used first (its socket is warmest). */
   private readonly idleConnections: Connection[] = []
@@ -369,16 +393,11 @@ export class Http1Origin {
   dispatch(path: string, headers: Record<string, string>, body: Buffer, handler: Http1Handler): void {
     if (this.closed) return handler.onError(new Http1Error('push client closed', 'ECLOSED'))
     if (!PATH.test(path)) return handler.onError(new Http1Error('invalid request path', 'EINVALIDPATH'))
-    let head = `POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\n`
-    for (const name in headers) {
-      const value = headers[name]
-      if (!TOKEN.test(name) || FRAMING_HEADERS.has(name.toLowerCase()) || UNSAFE_VALUE.test(value)) {
-        return handler.onError(new Http1Error(`invalid header ${name}`, 'EINVALIDHEADER'))
-      }
-      head += `${name}: ${value}\r\n`
-    }
-    head += `content-length: ${body.length}\r\n\r\n`
-    const request = Buffer.allocUnsafe(Buffer.byteLength(head, 'latin1') + body.length)
+    const lines = linesOf(headers)
+    if (typeof lines !== 'string') return handler.onError(new Http1Error(`invalid header ${lines.refused}`, 'EINVALIDHEADER'))
+    const head = `POST ${path} HTTP/1.1\r\nhost: ${this.host}\r\n${lines}content-length: ${body.length}\r\n\r\n`
+    // Latin1: one byte a character (the checks above allow nothing wider).
+    const request = Buffer.allocUnsafe(head.length + body.length)
     const headBytes = request.write(head, 'latin1')
     body.copy(request, headBytes)
     const idle = this.idleConnections.pop()
