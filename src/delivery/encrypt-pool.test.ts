@@ -49,6 +49,14 @@ describe.each(Object.keys(pools) as Array<keyof typeof pools>)('EncryptPool on %
 })
 
 describe('EncryptPool threads', () => {
+  it('hands a batch over in a small first chunk (a cold push service\'s first window), then in chunks of 64', async () => {
+    const pool = pools['threads, addon']
+    const keys = Array.from({ length: 100 }, () => browser().keys)
+    const chunks = pool.encryptInChunks(Buffer.from('{"v":1}'), keys)
+    expect(chunks.map((c) => [c.offset, c.count])).toEqual([[0, 16], [16, 64], [80, 20]])
+    expect((await Promise.all(chunks.map((c) => c.bodies))).map((bodies) => bodies.length)).toEqual([16, 64, 20])
+  })
+
   it('defaults to one thread per four cores with the addon, one per core with node:crypto', () => {
     expect(defaultThreads('openssl', 1)).toBe(1)
     expect(defaultThreads('openssl', 2)).toBe(1)

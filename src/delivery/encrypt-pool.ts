@@ -19,6 +19,12 @@ export type Encrypted = Buffer | { error: string }
 
 /** Subscriptions per message to a thread: large enough that messaging costs little next to the crypto. */
 const CHUNK = 64
+/**
+ * A batch's first message is smaller: a cold push service takes 16 pushes at
+ * first (push-client.ts SLOW_START_WINDOW), and those leave once their chunk
+ * is encrypted, not once 64 are.
+ */
+const FIRST_CHUNK = 16
 /** V8 heap limits of an encryption thread, in MB (a thread holds a few tasks at a time). */
 const THREAD_YOUNG_MB = 8
 const THREAD_OLD_MB = 64
@@ -102,10 +108,12 @@ export class EncryptPool {
    */
   encryptInChunks(plaintext: Plaintexts, subscriptions: SubscriptionKeys[]): Array<{ offset: number; count: number; bodies: Promise<Encrypted[]> }> {
     const chunks: Array<{ offset: number; count: number; bodies: Promise<Encrypted[]> }> = []
-    for (let offset = 0; offset < subscriptions.length; offset += CHUNK) {
-      const slice = subscriptions.slice(offset, offset + CHUNK)
-      const text = Array.isArray(plaintext) ? plaintext.slice(offset, offset + CHUNK) : plaintext
+    for (let offset = 0; offset < subscriptions.length;) {
+      const end = offset + (offset === 0 ? FIRST_CHUNK : CHUNK)
+      const slice = subscriptions.slice(offset, end)
+      const text = Array.isArray(plaintext) ? plaintext.slice(offset, end) : plaintext
       chunks.push({ offset, count: slice.length, bodies: this.encryptChunk(text, slice) })
+      offset = end
     }
     return chunks
   }

@@ -16,8 +16,10 @@ interface Answer {
 async function scriptedServer(answer: (socket: Socket, request: string, index: number) => void) {
   const requests: string[] = []
   const sockets: Socket[] = []
+  let ended = 0
   const server = net.createServer((socket) => {
     sockets.push(socket)
+    socket.on('close', () => ended++)
     let buffered = ''
     socket.setEncoding('latin1')
     socket.on('error', () => {})
@@ -43,6 +45,10 @@ async function scriptedServer(answer: (socket: Socket, request: string, index: n
     /** Connections the server accepted. */
     get connections() {
       return sockets.length
+    },
+    /** Of those, the ones closed since (by either side). */
+    get ended() {
+      return ended
     },
     close: () => {
       for (const socket of sockets) socket.destroy()
@@ -333,4 +339,90 @@ describe('Http1Origin', () => {
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(closedByClient).toEqual([1, 0])
   })
+
+  it('opens connections ahead up to the count asked and its cap; pushes take them, connected or still connecting, before opening more', async () => {
+    const server = await scriptedServer((socket) => socket.write(CREATED))
+    open.push(server)
+    const h1 = origin(server.url, { connections: 3 })
+    h1.preconnect(2)
+    // Taken while still connecting: written once it is up.
+    const first = push(h1, '/push/first')
+    await until(() => server.connections === 2)
+    expect(await first).toEqual(answered(201))
+    expect(server.requests.map((r) => r.split(' ')[1])).toEqual(['/push/first'])
+    // Both idle now: two pushes at once take them, a third opens the third connection.
+    expect((await Promise.all([push(h1), push(h1)])).map((a) => a.status)).toEqual([201, 201])
+    expect(server.connections).toBe(2)
+    expect((await Promise.all([push(h1), push(h1), push(h1)])).map((a) => a.status)).toEqual([201, 201, 201])
+    expect(server.connections).toBe(3)
+    // Never past the cap, nor past what it already has.
+    h1.preconnect(10)
+    h1.preconnect(1)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(server.connections).toBe(3)
+  })
+
+  it('drops a connection opened ahead that cannot connect: the next push opens its own and hears why', async () => {
+    const spare = net.createServer()
+    await new Promise<void>((resolve) => spare.listen(0, '127.0.0.1', resolve))
+    const port = (spare.address() as AddressInfo).port
+    await new Promise<void>((resolve) => spare.close(() => resolve()))
+    const h1 = origin(new URL(`http://127.0.0.1:${port}`))
+    h1.preconnect(2)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await push(h1)).error?.code).toBe('ECONNREFUSED')
+    // A connector that throws: nothing opened, nothing thrown to the caller.
+    const broken = new Http1Origin(new URL('http://127.0.0.1:1'), {
+      connect: () => {
+        throw new Error('connector broke')
+      },
+      connections: 2,
+      timeoutMs: 1000,
+      keepAliveMs: 1000,
+    })
+    broken.preconnect(2)
+    await broken.close()
+    // A connector that never answers: close() does not wait for what it was opening ahead.
+    const silent = new Http1Origin(new URL('http://127.0.0.1:1'), { connect: () => {}, connections: 2, timeoutMs: 1000, keepAliveMs: 1000 })
+    silent.preconnect(2)
+    await silent.close()
+  })
+
+  it('closes connections opened ahead when idle for the keep-alive, and on close whether connected or not', async () => {
+    const server = await scriptedServer((socket) => socket.write(CREATED))
+    open.push(server)
+    // Kept while within the keep-alive (the timer looks every 100 ms here).
+    const kept = origin(server.url, { keepAliveMs: 60_000, timeoutMs: 400 })
+    kept.preconnect(1)
+    await until(() => server.connections === 1)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(server.ended).toBe(0)
+    expect((await push(kept)).status).toBe(201)
+    expect(server.connections).toBe(1)
+    await kept.close()
+    await until(() => server.ended === 1)
+
+    const idle = origin(server.url, { keepAliveMs: 100, timeoutMs: 400 })
+    idle.preconnect(2)
+    await until(() => server.connections === 3)
+    await until(() => server.ended === 3)
+    // A later push opens a new one: the closed ones are gone.
+    expect((await push(idle)).status).toBe(201)
+    expect(server.connections).toBe(4)
+
+    const closing = origin(server.url)
+    closing.preconnect(2)
+    // Closed at once: one may still be connecting, and close() waits for neither.
+    await closing.close()
+    await until(() => server.connections === 6 && server.ended === 6)
+    expect((await push(closing)).error?.code).toBe('ECLOSED')
+  })
 })
+
+/** Polls until the condition holds (a connection's arrival on the server side is not an event of the client's). */
+async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  for (let waited = 0; !condition(); waited += 5) {
+    if (waited > timeoutMs) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}

@@ -370,6 +370,8 @@ export class Http1Origin {
   private readonly idleConnections: Connection[] = []
   /** Every connection open or opening. */
   private readonly all = new Set<Connection>()
+  /** Opened ahead of any push (preconnect), connected or not yet: the next pushes take these after the idle ones, before opening more. */
+  private readonly ahead: Connection[] = []
   /** Pushes for which no connection was free (PushClient keeps no more in flight than connections, so rarely any): each takes the next one that is. */
   private readonly waiting: Waiting[] = []
   private readonly host: string
@@ -400,17 +402,35 @@ export class Http1Origin {
     const request = Buffer.allocUnsafe(head.length + body.length)
     const headBytes = request.write(head, 'latin1')
     body.copy(request, headBytes)
-    const idle = this.idleConnections.pop()
-    if (idle) idle.send(request, handler, Date.now())
+    const free = this.idleConnections.pop() ?? this.ahead.shift()
+    if (free) free.send(request, handler, Date.now())
     else if (this.all.size < this.options.connections) this.open(request, handler)
     else this.waiting.push({ request, handler })
   }
 
-  /** A new connection, with its first push on it before it connects: a connector may fail at once (a private address), and the push must hear it. */
-  private open(request: Buffer, handler: Http1Handler): void {
+  /**
+   * Opens connections, with no push on them yet, until this origin has
+   * `count` (at most its cap): a batch's first pushes then find them up, or
+   * half-way there, instead of each starting its TLS handshake once it is
+   * encrypted. A failure to connect only drops the connection (the next push
+   * opens its own and hears the failure).
+   */
+  preconnect(count: number): void {
+    if (this.closed) return
+    while (this.all.size < Math.min(count, this.options.connections)) {
+      const connection = this.open(null, null)
+      // Refused at once (a connector that throws): the next push opens its own and hears why.
+      if (connection.closed) return
+      this.ahead.push(connection)
+    }
+  }
+
+  /** A new connection, with its first push on it (if any) before it connects: a connector may fail at once (a private address), and the push must hear it. */
+  private open(request: Buffer | null, handler: Http1Handler | null): Connection {
     const connection = new Connection(this, this.options.keepAliveMs)
     this.all.add(connection)
-    connection.send(request, handler, Date.now())
+    if (request && handler) connection.send(request, handler, Date.now())
+    else connection.since = Date.now()
     try {
       this.options.connect(this.target, (err, socket) => {
         if (err || !socket) connection.close(err ?? new Http1Error('no socket', 'ECONNREFUSED'))
@@ -420,6 +440,7 @@ export class Http1Origin {
       connection.close(err as Error)
     }
     if (this.all.size > 0) this.startSweep()
+    return connection
   }
 
   /**
@@ -449,6 +470,8 @@ export class Http1Origin {
     this.all.delete(connection)
     const at = this.idleConnections.indexOf(connection)
     if (at >= 0) this.idleConnections.splice(at, 1)
+    const unused = this.ahead.indexOf(connection)
+    if (unused >= 0) this.ahead.splice(unused, 1)
     if (this.waiting.length > 0 && !this.closed) {
       const next = this.waiting.shift()!
       this.open(next.request, next.handler)
@@ -499,7 +522,7 @@ export class Http1Origin {
       this.resolveClosed = resolve
     })
     for (const { handler } of this.waiting.splice(0)) handler.onError(new Http1Error('push client closed', 'ECLOSED'))
-    for (const connection of [...this.idleConnections]) connection.close(new Http1Error('push client closed', 'ECLOSED'))
+    for (const connection of [...this.idleConnections, ...this.ahead]) connection.close(new Http1Error('push client closed', 'ECLOSED'))
     if (this.all.size === 0) {
       this.stopSweep()
       this.resolveClosed!()

@@ -7,7 +7,7 @@ import selfsigned from 'selfsigned'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
 import { generateVapidKeys } from '../projects/vapid-keys.ts'
 import { encryptPayload } from './encryption.ts'
-import { PushClient, SLOW_START_WINDOW, classify, parseRetryAfter, type PushOutcome } from './push-client.ts'
+import { PRECONNECT, PushClient, SLOW_START_WINDOW, classify, parseRetryAfter, type PushOutcome } from './push-client.ts'
 import { pushErrorReason } from './send-batch.ts'
 import { VapidTokenCache } from './vapid.ts'
 
@@ -38,6 +38,11 @@ function pushRequest(endpoint: string) {
     body: Buffer.from('not read'),
     headers: { TTL: '60', Authorization: tokens.get('prj_test', vapid, url, 'mailto:ops@example.com') },
   }
+}
+
+/** A push the push service decrypts and accepts. */
+function sealedRequest(sub: { endpoint: string; keys: { p256dh: string; auth: string } }) {
+  return { ...pushRequest(sub.endpoint), body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { ...pushRequest(sub.endpoint).headers, 'Content-Encoding': 'aes128gcm' } }
 }
 
 async function pushVia(client: PushClient, push: PushService): Promise<string> {
@@ -270,6 +275,54 @@ describe('PushClient', () => {
     client.finished(1_000)
     await client.close()
     await slow.close()
+  })
+
+  it('opens a push service\'s first connections ahead of its pushes, and only where they will be used', async () => {
+    const service = await startPushService()
+    const client = new PushClient({ allowPrivateAddresses: true, http2: false, timeoutMs: 2000 })
+    const subs = Array.from({ length: 5 }, () => service.createSubscription())
+    // Not URLs, or not http(s) (even on the push service's own port): skipped, nothing thrown (their pushes fail when sent).
+    const port = new URL(service.url).port
+    client.preconnect([{ endpoint: 'not a url' }, { endpoint: 'mailto:x@example.com' }, { endpoint: `ftp://127.0.0.1:${port}/push/x` }, ...subs])
+    for (let waited = 0; service.connections < PRECONNECT && waited < 3000; waited += 5) await sleep(5)
+    await sleep(50)
+    expect(service.connections).toBe(PRECONNECT)
+    // The pushes take those connections: none more opened for as many pushes at once, nor by another batch's preconnect.
+    const pushes = subs.slice(0, PRECONNECT).map((sub) => client.send(sealedRequest(sub)))
+    expect((await Promise.all(pushes)).map((o) => o.kind)).toEqual(Array(PRECONNECT).fill('delivered'))
+    client.preconnect(subs)
+    await sleep(50)
+    expect(service.connections).toBe(PRECONNECT)
+    await client.close()
+
+    // One push for a push service: one connection.
+    const single = new PushClient({ allowPrivateAddresses: true, http2: false, timeoutMs: 2000 })
+    single.preconnect([subs[0]])
+    await sleep(100)
+    expect(service.connections).toBe(PRECONNECT + 1)
+    await single.close()
+
+    // Paused by a 429: nothing opened ahead until the pause is over.
+    const paused = new PushClient({ allowPrivateAddresses: true, http2: false, timeoutMs: 2000 })
+    service.fail(subs[4].endpoint, { status: 429, retryAfter: 30 })
+    expect((await paused.send(sealedRequest(subs[4]))).kind).toBe('retry')
+    const afterPause = service.connections
+    paused.preconnect(subs)
+    await sleep(100)
+    expect(service.connections).toBe(afterPause)
+    await paused.close()
+    await service.close()
+
+    // HTTP/2 (one session carries the pushes), and a private address not allowed: nothing opened ahead.
+    const h2 = new PushClient({ allowPrivateAddresses: true, ca: cert, timeoutMs: 2000 })
+    const privateOnly = new PushClient({ ca: cert, http2: false, timeoutMs: 2000 })
+    const tlsBefore = tlsPush.connections
+    const sub = tlsPush.createSubscription()
+    h2.preconnect([sub])
+    privateOnly.preconnect([sub, { endpoint: sub.endpoint.replace('127.0.0.1', 'localhost') }])
+    await sleep(100)
+    expect(tlsPush.connections).toBe(tlsBefore)
+    await Promise.all([h2.close(), privateOnly.close()])
   })
 
   it('classifies answers and reads Retry-After', () => {

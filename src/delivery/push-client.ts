@@ -73,8 +73,22 @@ interface Origin {
 
 /** Pushes in flight to a cold origin (one TLS handshake each on HTTP/1.1). */
 export const SLOW_START_WINDOW = 16
+/**
+ * Connections an origin is given ahead of a batch's pushes (preconnect):
+ * enough for the first pushes to a cold one to leave once encrypted. Not the
+ * whole slow-start window: on two cores, 16 handshakes at once held the main
+ * thread ~40 ms while the batch was being prepared, and its first push left
+ * no sooner (docs/performance.md).
+ */
+export const PRECONNECT = 2
 /** Idle connections are closed after this long (the pool's keepAliveTimeout), and an origin is cold again. */
 const KEEP_ALIVE_MS = 60_000
+
+/** The scheme, host and port of an endpoint, as written (`https://host:port`): a key for its origin without parsing it. */
+function endpointPrefix(endpoint: string): string {
+  const pathAt = endpoint.indexOf('/', endpoint.indexOf('//') + 2)
+  return pathAt < 0 ? endpoint : endpoint.slice(0, pathAt)
+}
 
 /** Retry-After (seconds or an HTTP date) in ms from now; null when absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
@@ -345,6 +359,37 @@ export class PushClient {
     } catch (err) {
       // Not into undici's parser or the h2 session, and never a second settle: the process's handler reports it.
       void Promise.reject(err)
+    }
+  }
+
+  /**
+   * Starts the TLS handshakes of a batch's first pushes while the batch is
+   * still being saved, checked and encrypted: each push service among these
+   * endpoints is given up to PRECONNECT connections (fewer if the batch has
+   * fewer pushes for it), counting those it has. One paused by a 429 or
+   * spoken to over HTTP/2 is left as it is; so is an endpoint that is not an
+   * http(s) URL (its push fails when sent). The connections are opened as a
+   * push's are: to a public address only, unless private ones are allowed.
+   */
+  preconnect(recipients: ReadonlyArray<{ endpoint: string }>): void {
+    if (this.http1 !== 'herald') return
+    const counts = new Map<string, number>()
+    for (const { endpoint } of recipients) {
+      const prefix = endpointPrefix(endpoint)
+      counts.set(prefix, (counts.get(prefix) ?? 0) + 1)
+    }
+    const now = Date.now()
+    for (const [prefix, count] of counts) {
+      let url: URL
+      try {
+        url = new URL(prefix)
+      } catch {
+        continue
+      }
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') continue
+      const origin = this.origin(url)
+      if (!origin.h1 || origin.h2 || origin.pausedUntil > now) continue
+      origin.h1.preconnect(Math.min(count, PRECONNECT))
     }
   }
 

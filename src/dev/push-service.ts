@@ -107,6 +107,8 @@ export interface PushService {
   readonly distinct: number
   /** All requests that reached the service, whatever the answer. */
   readonly requests: number
+  /** TCP connections accepted since the service started (reset() leaves it). */
+  readonly connections: number
   /** Resolves once count >= n; rejects after timeoutMs (default 10 s). */
   waitForCount(n: number, timeoutMs?: number): Promise<void>
   close(): Promise<void>
@@ -226,6 +228,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   const rejected: RejectedPush[] = []
   let count = 0
   let requests = 0
+  let connections = 0
   let url = ''
 
   function answer(res: ServerResponse, status: number, headers: Record<string, string> = {}, body = ''): void {
@@ -383,6 +386,7 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
   }
   server.on('connection', (socket: Socket) => {
     sockets.add(socket)
+    connections++
     socket.on('close', () => sockets.delete(socket))
   })
   await new Promise<void>((resolve, reject) => {
@@ -449,6 +453,9 @@ export async function startPushService(options: PushServiceOptions = {}): Promis
     },
     get requests() {
       return requests
+    },
+    get connections() {
+      return connections
     },
     async waitForCount(n, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs
