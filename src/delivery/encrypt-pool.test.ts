@@ -55,6 +55,14 @@ describe('EncryptPool threads', () => {
     const chunks = pool.encryptInChunks(Buffer.from('{"v":1}'), keys)
     expect(chunks.map((c) => [c.offset, c.count])).toEqual([[0, 16], [16, 64], [80, 20]])
     expect((await Promise.all(chunks.map((c) => c.bodies))).map((bodies) => bodies.length)).toEqual([16, 64, 20])
+    // One payload each (a personalized broadcast): each body holds its own, across the chunks' bounds.
+    const browsers = Array.from({ length: 81 }, browser)
+    const plaintexts = browsers.map((_, i) => Buffer.from(`{"n":${i}}`))
+    const bodies = await pool.encryptMany(plaintexts, browsers.map((b) => b.keys))
+    bodies.forEach((body, i) => {
+      const privateKey = Buffer.from(browsers[i].ecdh.getPrivateKey().toString('hex').padStart(64, '0'), 'hex')
+      expect(decryptPushPayload(body as Buffer, { privateKey, auth: browsers[i].auth })).toEqual(plaintexts[i])
+    })
   })
 
   it('defaults to one thread per four cores with the addon, one per core with node:crypto', () => {

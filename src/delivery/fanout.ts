@@ -334,8 +334,9 @@ async function pushBatch(deps: FanoutDeps, job: Job<'push_batch'>): Promise<void
     await deps.pushClient.whenRoom(ROOM_WAIT_MS)
     // First run of this job: take the next slice (rows and all, sent to below) and pass the rest on, in one transaction.
     const slice = await nextAudience(deps.db, broadcast.project_id, broadcast.target, after, size, broadcast.personalization !== null, wave)
-    // A cold push service's first connections open while the slice is saved, checked and encrypted.
-    deps.pushClient.preconnect(slice)
+    // A cold push service's first connections open while the slice is saved, checked and encrypted
+    // (not for a throttled broadcast: its slice may wait for a later slot).
+    if (perMinute === null) deps.pushClient.preconnect(slice)
     through = slice.at(-1)?.id ?? null
     const last = slice.length < size
     const { finished, slot } = await deps.db.transaction(async (tx) => {

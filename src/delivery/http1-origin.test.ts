@@ -367,10 +367,27 @@ describe('Http1Origin', () => {
     await new Promise<void>((resolve) => spare.listen(0, '127.0.0.1', resolve))
     const port = (spare.address() as AddressInfo).port
     await new Promise<void>((resolve) => spare.close(() => resolve()))
-    const h1 = origin(new URL(`http://127.0.0.1:${port}`))
+    const connector = buildConnector({ timeout: 2000 })
+    let attempts = 0
+    let failed = 0
+    const h1 = new Http1Origin(new URL(`http://127.0.0.1:${port}`), {
+      connect: (options, callback) => {
+        attempts++
+        connector(options, (err, socket) => {
+          if (err) failed++
+          callback(err, socket as never)
+        })
+      },
+      connections: 4,
+      timeoutMs: 2000,
+      keepAliveMs: 60_000,
+    })
+    open.push(h1)
     h1.preconnect(2)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await until(() => failed === 2)
+    // Both dropped: the push opens a third, and hears its refusal.
     expect((await push(h1)).error?.code).toBe('ECONNREFUSED')
+    expect(attempts).toBe(3)
     // A connector that throws: nothing opened, nothing thrown to the caller.
     const broken = new Http1Origin(new URL('http://127.0.0.1:1'), {
       connect: () => {

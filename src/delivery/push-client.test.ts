@@ -298,7 +298,8 @@ describe('PushClient', () => {
     // One push for a push service: one connection.
     const single = new PushClient({ allowPrivateAddresses: true, http2: false, timeoutMs: 2000 })
     single.preconnect([subs[0]])
-    await sleep(100)
+    for (let waited = 0; service.connections < PRECONNECT + 1 && waited < 3000; waited += 5) await sleep(5)
+    await sleep(50)
     expect(service.connections).toBe(PRECONNECT + 1)
     await single.close()
 
@@ -320,7 +321,10 @@ describe('PushClient', () => {
     const sub = tlsPush.createSubscription()
     h2.preconnect([sub])
     privateOnly.preconnect([sub, { endpoint: sub.endpoint.replace('127.0.0.1', 'localhost') }])
-    await sleep(100)
+    await sleep(200)
+    expect(tlsPush.connections).toBe(tlsBefore)
+    // The push after it is refused as before, never sent.
+    expect(await privateOnly.send(sealedRequest({ ...sub, endpoint: sub.endpoint.replace('127.0.0.1', 'localhost') }))).toMatchObject({ kind: 'rejected', status: 0 })
     expect(tlsPush.connections).toBe(tlsBefore)
     await Promise.all([h2.close(), privateOnly.close()])
   })

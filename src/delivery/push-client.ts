@@ -366,9 +366,10 @@ export class PushClient {
    * Starts the TLS handshakes of a batch's first pushes while the batch is
    * still being saved, checked and encrypted: each push service among these
    * endpoints is given up to PRECONNECT connections (fewer if the batch has
-   * fewer pushes for it), counting those it has. One paused by a 429 or
-   * spoken to over HTTP/2 is left as it is; so is an endpoint that is not an
-   * http(s) URL (its push fails when sent). The connections are opened as a
+   * fewer pushes for it), counting those it has. One paused by a 429, or
+   * that may speak HTTP/2 (HERALD_PUSH_HTTP2 on, and ALPN has not ruled it
+   * out), is left as it is; so is an endpoint that is not an http(s) URL
+   * (its push fails when sent). The connections are opened as a
    * push's are: to a public address only, unless private ones are allowed.
    */
   preconnect(recipients: ReadonlyArray<{ endpoint: string }>): void {
