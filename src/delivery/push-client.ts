@@ -369,8 +369,8 @@ export class PushClient {
    * fewer pushes for it), counting those it has. One paused by a 429, or
    * that may speak HTTP/2 (HERALD_PUSH_HTTP2 on, and ALPN has not ruled it
    * out), is left as it is; so is an endpoint that is not an http(s) URL
-   * (its push fails when sent). The connections are opened as a
-   * push's are: to a public address only, unless private ones are allowed.
+   * (its push fails when sent). The connections are opened as a push's
+   * are: to a public address only, unless private ones are allowed.
    */
   preconnect(recipients: ReadonlyArray<{ endpoint: string }>): void {
     if (this.http1 !== 'herald') return
