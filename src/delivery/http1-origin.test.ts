@@ -3,6 +3,7 @@
 import net, { type AddressInfo, type Socket } from 'node:net'
 import { buildConnector } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
+import { until } from '../../test/support/lost-claim.ts'
 import { Http1Origin, type Http1Handler } from './http1-origin.ts'
 
 interface Answer {
@@ -436,10 +437,3 @@ describe('Http1Origin', () => {
   })
 })
 
-/** Polls until the condition holds (a connection's arrival on the server side is not an event of the client's). */
-async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  for (let waited = 0; !condition(); waited += 5) {
-    if (waited > timeoutMs) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}

@@ -404,7 +404,7 @@ export class Http1Origin {
     body.copy(request, headBytes)
     const free = this.idleConnections.pop() ?? this.ahead.shift()
     if (free) free.send(request, handler, Date.now())
-    else if (this.all.size < this.options.connections) this.open(request, handler)
+    else if (this.all.size < this.options.connections) this.open({ request, handler })
     else this.waiting.push({ request, handler })
   }
 
@@ -418,7 +418,7 @@ export class Http1Origin {
   preconnect(count: number): void {
     if (this.closed) return
     while (this.all.size < Math.min(count, this.options.connections)) {
-      const connection = this.open(null, null)
+      const connection = this.open(null)
       // Refused at once (a connector that throws): the next push opens its own and hears why.
       if (connection.closed) return
       this.ahead.push(connection)
@@ -426,10 +426,10 @@ export class Http1Origin {
   }
 
   /** A new connection, with its first push on it (if any) before it connects: a connector may fail at once (a private address), and the push must hear it. */
-  private open(request: Buffer | null, handler: Http1Handler | null): Connection {
+  private open(first: Waiting | null): Connection {
     const connection = new Connection(this, this.options.keepAliveMs)
     this.all.add(connection)
-    if (request && handler) connection.send(request, handler, Date.now())
+    if (first) connection.send(first.request, first.handler, Date.now())
     else connection.since = Date.now()
     try {
       this.options.connect(this.target, (err, socket) => {
@@ -473,8 +473,7 @@ export class Http1Origin {
     const unused = this.ahead.indexOf(connection)
     if (unused >= 0) this.ahead.splice(unused, 1)
     if (this.waiting.length > 0 && !this.closed) {
-      const next = this.waiting.shift()!
-      this.open(next.request, next.handler)
+      this.open(this.waiting.shift()!)
     }
     if (this.all.size === 0) {
       this.stopSweep()

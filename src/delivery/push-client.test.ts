@@ -4,6 +4,7 @@ import https from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import selfsigned from 'selfsigned'
+import { until } from '../../test/support/lost-claim.ts'
 import { startPushService, type PushService } from '../../test/support/push-service.ts'
 import { generateVapidKeys } from '../projects/vapid-keys.ts'
 import { encryptPayload } from './encryption.ts'
@@ -284,7 +285,7 @@ describe('PushClient', () => {
     // Not URLs, or not http(s) (even on the push service's own port): skipped, nothing thrown (their pushes fail when sent).
     const port = new URL(service.url).port
     client.preconnect([{ endpoint: 'not a url' }, { endpoint: 'mailto:x@example.com' }, { endpoint: `ftp://127.0.0.1:${port}/push/x` }, ...subs])
-    for (let waited = 0; service.connections < PRECONNECT && waited < 3000; waited += 5) await sleep(5)
+    await until(() => service.connections >= PRECONNECT)
     await sleep(50)
     expect(service.connections).toBe(PRECONNECT)
     // The pushes take those connections: none more opened for as many pushes at once, nor by another batch's preconnect.
@@ -298,7 +299,7 @@ describe('PushClient', () => {
     // One push for a push service: one connection.
     const single = new PushClient({ allowPrivateAddresses: true, http2: false, timeoutMs: 2000 })
     single.preconnect([subs[0]])
-    for (let waited = 0; service.connections < PRECONNECT + 1 && waited < 3000; waited += 5) await sleep(5)
+    await until(() => service.connections >= PRECONNECT + 1)
     await sleep(50)
     expect(service.connections).toBe(PRECONNECT + 1)
     await single.close()
