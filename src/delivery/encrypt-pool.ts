@@ -20,9 +20,9 @@ export type Encrypted = Buffer | { error: string }
 /** Subscriptions per message to a thread: large enough that messaging costs little next to the crypto. */
 const CHUNK = 64
 /**
- * A batch's first message is smaller: a cold push service takes 16 pushes at
- * first (push-client.ts SLOW_START_WINDOW), and those leave once their chunk
- * is encrypted, not once 64 are.
+ * A batch's first message is smaller: its pushes leave once their chunk is
+ * encrypted, so the first 16 go out sooner than the first 64 would (the
+ * first push of a broadcast, issue 26).
  */
 const FIRST_CHUNK = 16
 /** V8 heap limits of an encryption thread, in MB (a thread holds a few tasks at a time). */
