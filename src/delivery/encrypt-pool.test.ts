@@ -49,7 +49,7 @@ describe.each(Object.keys(pools) as Array<keyof typeof pools>)('EncryptPool on %
 })
 
 describe('EncryptPool threads', () => {
-  it('hands a batch over in a small first chunk (a cold push service\'s first window), then in chunks of 64', async () => {
+  it('hands a batch over in a small first chunk (its first pushes leave sooner), then in chunks of 64', async () => {
     const pool = pools['threads, addon']
     const keys = Array.from({ length: 100 }, () => browser().keys)
     const chunks = pool.encryptInChunks(Buffer.from('{"v":1}'), keys)

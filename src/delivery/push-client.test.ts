@@ -208,27 +208,32 @@ describe('PushClient', () => {
   })
 
   it('starts a cold origin with SLOW_START_WINDOW pushes in flight and widens by one per answer up to its connections', async () => {
-    // Each push is answered after 400 ms: the count that reached the service when the first answer comes back is the
+    // Each push is answered after 800 ms: the count that reached the service when the first answer comes back is the
     // window (service and client share this event loop, and a push the answer lets out has not arrived yet). Read at
     // that moment, not after a fixed wait: on a loaded machine the window's connections can take longer than one (CI saw 15 of 16 after 60 ms).
-    // The cap is twice the window, so the window first widens and then stops at the cap.
-    const slow = await startPushService({ delayMs: 400 })
-    const cap = SLOW_START_WINDOW * 2
+    // The cap is four windows, above the first two round trips: W, then 2W (one more per answer).
+    const W = SLOW_START_WINDOW
+    const slow = await startPushService({ delayMs: 800 })
+    const cap = W * 4
     const client = new PushClient({ allowPrivateAddresses: true, connectionsPerOrigin: cap, timeoutMs: 5000 })
-    const subs = Array.from({ length: SLOW_START_WINDOW * 4 }, () => slow.createSubscription())
-    let atFirstAnswer: number | undefined
+    const subs = Array.from({ length: W * 6 }, () => slow.createSubscription())
+    // What had reached the service when each answer was heard. The pushes an answer lets out arrive later, so after
+    // j answers at most the window plus two per answer (one in its slot, one for the wider window), and the cap in flight.
+    const seen: number[] = []
     const all = subs.map((sub) => {
       const endpoint = new URL(sub.endpoint)
       return client.send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
-        .finally(() => (atFirstAnswer ??= slow.requests))
+        .finally(() => seen.push(slow.requests))
     })
-    for (let waited = 0; atFirstAnswer === undefined && waited < 5000; waited += 5) await sleep(5)
-    expect(atFirstAnswer).toBe(SLOW_START_WINDOW)
-    // After the first answers, two go out for each: the window, then twice as many more (the cap).
-    for (let waited = 0; slow.requests < SLOW_START_WINDOW * 3 && waited < 4000; waited += 10) await sleep(10)
-    expect(slow.requests).toBeGreaterThanOrEqual(SLOW_START_WINDOW * 3)
+    for (let waited = 0; seen.length === 0 && waited < 5000; waited += 5) await sleep(5)
+    expect(seen[0]).toBe(W)
     expect((await Promise.all(all)).every((o) => o.kind === 'delivered')).toBe(true)
-    expect(slow.requests).toBe(SLOW_START_WINDOW * 4)
+    expect(slow.requests).toBe(W * 6)
+    // The first answer of the second round trip: the first W, and the 2W their answers let out (a window
+    // widened by one per answer; by two it would be 4W, straight to the cap 5W).
+    expect(seen[W]).toBe(W * 3)
+    const over = seen.map((count, j) => ({ j, count, bound: Math.min(W + 2 * j, cap + j) })).filter((s) => s.count > s.bound)
+    expect(over).toEqual([])
     // Warm now: a second wave goes out up to the connection count at once.
     // All of them reach the service before any is answered: no window held them back (a slow start
     // would send the one past its window only after an answer). Polled rather than slept, so a loaded machine
@@ -249,26 +254,38 @@ describe('PushClient', () => {
 
   it('lets a batch plan more only while the pushes planned fit twice the window in flight, or after its wait', async () => {
     const slow = await startPushService({ delayMs: 100 })
-    const client = new PushClient({ allowPrivateAddresses: true, connectionsPerOrigin: 64, timeoutMs: 5000 })
+    // A cap well above the window, so that only the window (one wider per answer) says when there is room.
+    const client = new PushClient({ allowPrivateAddresses: true, connectionsPerOrigin: SLOW_START_WINDOW * 4, timeoutMs: 5000 })
     let started = false
+    let answered = 0
+    let answeredAtStart = -1
     // Nothing planned: at once.
     await client.whenRoom(10_000)
-    // 100 planned, no origin known yet (nothing sent): the next batch waits.
-    client.plan(100)
-    const next = client.whenRoom(10_000).then(() => (started = true))
-    const subs = Array.from({ length: 100 }, () => slow.createSubscription())
+    // Planned past twice the cold window, no origin known yet (nothing sent): the next batch waits.
+    const planned = SLOW_START_WINDOW * 2 + 36
+    client.plan(planned)
+    const next = client.whenRoom(10_000).then(() => {
+      started = true
+      answeredAtStart = answered
+    })
+    const subs = Array.from({ length: planned }, () => slow.createSubscription())
     const sends = subs.map((sub) => {
       const endpoint = new URL(sub.endpoint)
       return client
         .send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
-        .finally(() => client.finished())
+        .finally(() => {
+          answered++
+          client.finished()
+        })
     })
-    // Cold origin: 16 in flight, 100 planned > 2 x 16, for a round trip at least.
+    // Cold origin: the window in flight, more planned than twice that, for a round trip at least.
     await sleep(60)
     expect(started).toBe(false)
-    // The window widens with each answer; once 2 x window covers what is left planned, the batch starts.
+    // The window widens with each answer; once 2 x window covers what is left planned, the batch starts:
+    // after n answers, planned - n <= 2 x (window + n), i.e. n >= 36 / 3 = 12 (more may be counted by then).
     await next
     expect(started).toBe(true)
+    expect(answeredAtStart).toBeGreaterThanOrEqual(12)
     await Promise.all(sends)
     // A batch that waits longer than its wait goes anyway (a push service that hangs holds back no one for ever).
     client.plan(1_000)
