@@ -1,7 +1,7 @@
 // The push client against a real push service on localhost: HTTP/2 when the
 // push service speaks it, connections reused, addresses checked at connect.
 import https from 'node:https'
-import type { AddressInfo } from 'node:net'
+import net, { type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import selfsigned from 'selfsigned'
 import { until } from '../../test/support/lost-claim.ts'
@@ -250,6 +250,30 @@ describe('PushClient', () => {
     await Promise.all(again)
     await client.close()
     await slow.close()
+  })
+
+  it('widens a cold window on answers only: a push service that times out is given no more connections', async () => {
+    const W = SLOW_START_WINDOW
+    // Accepts connections and never answers: every push times out.
+    const sockets: net.Socket[] = []
+    const hang = net.createServer((socket) => {
+      sockets.push(socket)
+      socket.on('error', () => {})
+    })
+    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve))
+    const port = (hang.address() as AddressInfo).port
+    const client = new PushClient({ allowPrivateAddresses: true, http2: false, connectionsPerOrigin: W * 4, timeoutMs: 300 })
+    const seen: number[] = []
+    const outcomes = await Promise.all(Array.from({ length: W * 3 }, (_, i) =>
+      client.send({ endpoint: new URL(`http://127.0.0.1:${port}/push/${i}`), body: Buffer.from('x'), headers: { TTL: '60' } }).finally(() => seen.push(sockets.length))))
+    expect(outcomes.every((o) => o.kind === 'retry' && o.status === null)).toBe(true)
+    // The first W time out together and let out W more, one in each slot, and none for a wider window
+    // (one more per timeout would have opened 3W connections by the first timeout of the second round).
+    expect(seen[W]).toBe(W * 2)
+    expect(sockets.length).toBe(W * 3)
+    await client.close()
+    for (const socket of sockets) socket.destroy()
+    await new Promise((resolve) => hang.close(resolve))
   })
 
   it('lets a batch plan more only while the pushes planned fit twice the window in flight, or after its wait', async () => {

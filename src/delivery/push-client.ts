@@ -65,7 +65,7 @@ interface Origin {
   inFlight: number
   /** Sends waiting for one of those to finish, first come first served. */
   waiting: Array<() => void>
-  /** Pushes allowed in flight now: SLOW_START_WINDOW on a cold origin, one more per answer, up to the connection count. */
+  /** Pushes allowed in flight now: SLOW_START_WINDOW on a cold origin, one more per HTTP answer (not per timeout or network error), up to the connection count. */
   window: number
   /** When the last push to it finished (epoch ms): idle past the keep-alive, its connections are gone and it is cold again. */
   lastActiveAt: number
@@ -348,11 +348,12 @@ export class PushClient {
     return outcome
   }
 
-  /** (For PushAnswer.) A push is over: its slot passes straight to the next waiter (a window that grew lets one more start), then `done` hears the outcome. */
+  /** (For PushAnswer.) A push is over: its slot passes straight to the next waiter (an answer widens the window, so one more may start), then `done` hears the outcome. */
   settle(origin: Origin, sent: boolean, outcome: PushOutcome, done: PushDone): void {
     if (sent) {
       origin.lastActiveAt = Date.now()
-      if (origin.window < this.connections) origin.window++
+      // Only an answer widens the window: a push service that times out or drops connections is given no more of them.
+      if (outcome.status !== null && outcome.status > 0 && origin.window < this.connections) origin.window++
     }
     origin.inFlight--
     const cap = Math.min(this.connections, origin.window)
