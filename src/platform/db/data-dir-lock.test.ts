@@ -52,6 +52,24 @@ describe('lockDataDir', () => {
     }
   })
 
+  it('refuses an empty lock being created, and takes over one left empty long ago', () => {
+    const dir = tempDir()
+    const lockFile = path.join(dir, 'herald.lock')
+    // Created and not yet written (a file system without hard links, or a release before 0.3.0): in use.
+    fs.writeFileSync(lockFile, '')
+    expect(() => lockDataDir(dir)).toThrow(/being opened by another process/)
+    expect(fs.readFileSync(lockFile, 'utf8')).toBe('')
+    // Left empty by a process that died between creating and writing it: taken over.
+    const longAgo = new Date(Date.now() - 60_000)
+    fs.utimesSync(lockFile, longAgo, longAgo)
+    const release = lockDataDir(dir)
+    expect(fs.readFileSync(lockFile, 'utf8').split(' ')[0]).toBe(String(process.pid))
+    release()
+    // The file written first and linked into place is not left behind.
+    expect(fs.readdirSync(dir)).toEqual([])
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
   it.runIf(process.platform === 'linux')('a lock whose pid now belongs to another process (started later) is taken over', () => {
     const dir = tempDir()
     // Our parent is alive, but started at another time than the one recorded.

@@ -48,6 +48,38 @@ function holderAlive(pid: number, startTime: string | null): boolean {
   return startTime === null || stat[19] === startTime
 }
 
+/**
+ * Creates the lock file with its content in one step, or returns false if it
+ * exists: written to a file of its own first, then linked into place, so that
+ * no other process ever reads it empty (a lock created and then written
+ * could be read between the two as left by nobody, and taken over). Where
+ * the file system has no hard links, created and written as before.
+ */
+function createLock(file: string, content: string): boolean {
+  const own = `${file}.${process.pid}.tmp`
+  try {
+    fs.writeFileSync(own, content)
+    fs.linkSync(own, file)
+    return true
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err
+  } finally {
+    fs.rmSync(own, { force: true })
+  }
+  try {
+    fs.writeFileSync(file, content, { flag: 'wx' })
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw err
+  }
+}
+
+/** An empty lock younger than this is one being created (the fallback above); older, its creator died before writing it. */
+const EMPTY_LOCK_GRACE_MS = 10_000
+
 function parseLock(text: string): { pid: number; startTime: string | null } {
   const [pid, startTime] = text.trim().split(/\s+/)
   return { pid: Number(pid), startTime: startTime ?? null }
@@ -59,8 +91,7 @@ export function lockDataDir(dataDir: string): () => void {
   const startTime = startTimeOf(process.pid)
   const mine = startTime ? `${process.pid} ${startTime}` : String(process.pid)
   for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(file, mine, { flag: 'wx' })
+    if (createLock(file, mine)) {
       return () => {
         try {
           if (fs.readFileSync(file, 'utf8') === mine) fs.unlinkSync(file)
@@ -68,17 +99,27 @@ export function lockDataDir(dataDir: string): () => void {
           // already gone
         }
       }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      const holder = parseLock(fs.readFileSync(file, 'utf8'))
-      if (Number.isInteger(holder.pid) && holder.pid > 0 && holder.pid !== process.pid && holderAlive(holder.pid, holder.startTime)) {
-        throw new DataDirLockedError(
-          `The embedded database in ${dataDir} is in use by process ${holder.pid} (herald serve?). ` +
-            'Stop it first, or use the operator API (/admin/v1) while it runs.',
-        )
-      }
-      fs.rmSync(file, { force: true }) // left by a process that is gone
     }
+    let text: string
+    let age: number
+    try {
+      text = fs.readFileSync(file, 'utf8')
+      age = Date.now() - fs.statSync(file).mtimeMs
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue // released meanwhile: try again
+      throw err
+    }
+    if (text.trim() === '' && age < EMPTY_LOCK_GRACE_MS) {
+      throw new DataDirLockedError(`The embedded database in ${dataDir} is being opened by another process. Try again in a moment.`)
+    }
+    const holder = parseLock(text)
+    if (Number.isInteger(holder.pid) && holder.pid > 0 && holder.pid !== process.pid && holderAlive(holder.pid, holder.startTime)) {
+      throw new DataDirLockedError(
+        `The embedded database in ${dataDir} is in use by process ${holder.pid} (herald serve?). ` +
+          'Stop it first, or use the operator API (/admin/v1) while it runs.',
+      )
+    }
+    fs.rmSync(file, { force: true }) // left by a process that is gone
   }
   throw new DataDirLockedError(`Could not lock ${dataDir}`)
 }
