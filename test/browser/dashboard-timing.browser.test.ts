@@ -93,6 +93,37 @@ describe.skipIf(!browserAvailable)('time zones in the dashboard, in Chromium', (
     expect((await me()).quiet_hours).toBeNull()
   })
 
+  it('a save that ends after the person has moved to another page leaves them on that page', async () => {
+    await open('settings', 'Settings')
+    // The answer to the save is held back until the person is on Compose.
+    let release = (): void => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    await page.route('**/v1/me', async (route) => {
+      if (route.request().method() !== 'PATCH') return route.fallback()
+      await held
+      await route.continue()
+    })
+    try {
+      await page.getByLabel('Default time zone').fill('Asia/Tokyo')
+      await page.getByRole('button', { name: 'Save time settings' }).click()
+      await open('compose', 'Compose')
+      const answered = page.waitForResponse((r) => r.url().endsWith('/v1/me') && r.request().method() === 'PATCH')
+      release()
+      expect((await answered).status()).toBe(200)
+      // The save took effect, and the page it would have rendered again (Settings) did not replace Compose.
+      await expect.poll(async () => (await me()).default_timezone).toBe('Asia/Tokyo')
+      await page.waitForTimeout(500)
+      expect(new URL(page.url()).hash).toBe('#/compose')
+      expect(await page.locator('main h1').textContent()).toBe('Compose')
+    } finally {
+      release()
+      await page.unroute('**/v1/me')
+    }
+    await open('settings', 'Settings')
+    await page.getByLabel('Default time zone').fill('Europe/Paris')
+    await saveTimeSettings()
+  })
+
   it("Compose: in each subscriber's time zone (local-time delivery) and in the project's; the broadcast shows them with zones", async () => {
     const day = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10)
     const local = await compose('Each their own nine', `${day}T09:00`, 'subscriber')

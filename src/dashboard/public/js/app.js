@@ -76,6 +76,21 @@ const session = {
 }
 
 let cleanup = null
+/** Counts the pages shown: a page's session sends the browser elsewhere only while that page is still the one shown. */
+let shown = 0
+
+/**
+ * The session a page is given: the same object for everything, but its go()
+ * does nothing once the person has moved to another page (a save that ends
+ * after they left would otherwise take them back to where they saved).
+ */
+function pageSession() {
+  const mine = shown
+  const go = (hash, flash) => {
+    if (mine === shown) session.go(hash, flash)
+  }
+  return new Proxy(session, { get: (target, key) => (key === 'go' ? go : Reflect.get(target, key)) })
+}
 
 function showProject() {
   const p = session.me
@@ -144,6 +159,7 @@ function enterShell() {
 
 async function route() {
   if (!signedIn()) return
+  shown++
   const path = location.hash.startsWith('#/') ? location.hash.slice(1) : '/overview'
   const match = ROUTES.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m && (!x.r.needs || session.can(x.r.needs)))
   if (cleanup) cleanup()
@@ -162,7 +178,7 @@ async function route() {
   const view = h('div', { class: 'view' })
   try {
     const params = match.m.slice(1)
-    const done = await match.r.page.render(view, session, { id: params[0], detail: Boolean(match.r.detail), flash })
+    const done = await match.r.page.render(view, pageSession(), { id: params[0], detail: Boolean(match.r.detail), flash })
     if (typeof done === 'function') cleanup = done
   } catch (error) {
     if (!signedIn()) return
