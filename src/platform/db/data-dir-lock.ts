@@ -57,16 +57,19 @@ function holderAlive(pid: number, startTime: string | null): boolean {
  */
 function createLock(file: string, content: string): boolean {
   const own = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(own, content)
   try {
-    fs.writeFileSync(own, content)
     fs.linkSync(own, file)
     return true
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code === 'EEXIST') return false
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
+    // Any other refusal: no hard links here (Windows on FAT reports EISDIR or UNKNOWN, others EPERM or ENOTSUP).
   } finally {
-    fs.rmSync(own, { force: true })
+    try {
+      fs.rmSync(own, { force: true })
+    } catch {
+      // held open by someone else a moment (Windows): a file of ours left beside the lock, harmless
+    }
   }
   try {
     fs.writeFileSync(file, content, { flag: 'wx' })

@@ -86,8 +86,9 @@ let shown = 0
  */
 function pageSession() {
   const mine = shown
+  // Still on this page, or asking for the page that is shown (a second save on it, ending after the first re-rendered it).
   const go = (hash, flash) => {
-    if (mine === shown) session.go(hash, flash)
+    if (mine === shown || location.hash === hash) session.go(hash, flash)
   }
   return new Proxy(session, { get: (target, key) => (key === 'go' ? go : Reflect.get(target, key)) })
 }
@@ -159,7 +160,7 @@ function enterShell() {
 
 async function route() {
   if (!signedIn()) return
-  shown++
+  const mine = ++shown
   const path = location.hash.startsWith('#/') ? location.hash.slice(1) : '/overview'
   const match = ROUTES.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m && (!x.r.needs || session.can(x.r.needs)))
   if (cleanup) cleanup()
@@ -179,9 +180,14 @@ async function route() {
   try {
     const params = match.m.slice(1)
     const done = await match.r.page.render(view, pageSession(), { id: params[0], detail: Boolean(match.r.detail), flash })
+    // Another page was shown while this one loaded: it stays, and this one stops what it started (polling).
+    if (mine !== shown) {
+      if (typeof done === 'function') done()
+      return
+    }
     if (typeof done === 'function') cleanup = done
   } catch (error) {
-    if (!signedIn()) return
+    if (!signedIn() || mine !== shown) return
     replace(view, pageHeading('Something went wrong'), errorBox(error))
   }
   replace(main, view)
