@@ -35,10 +35,11 @@ describe('lockDataDir', () => {
     const dir = tempDir()
     const script = `require('node:fs'); import(${JSON.stringify(new URL('./data-dir-lock.ts', import.meta.url).href)}).then((m) => { m.lockDataDir(${JSON.stringify(dir)}); setInterval(() => {}, 1000) })`
     const parent = spawn('sh', ['-c', `${JSON.stringify(process.execPath)} --import tsx -e ${shellQuote(script)} & exec sleep 30`], { stdio: 'ignore' })
+    let holder = 0
     try {
       const lockFile = path.join(dir, 'herald.lock')
       for (let i = 0; i < 200 && !fs.existsSync(lockFile); i++) await new Promise((resolve) => setTimeout(resolve, 50))
-      const holder = Number(fs.readFileSync(lockFile, 'utf8').split(' ')[0])
+      holder = Number(fs.readFileSync(lockFile, 'utf8').split(' ')[0])
       expect(() => lockDataDir(dir)).toThrow(DataDirLockedError)
       process.kill(holder, 'SIGKILL')
       for (let i = 0; i < 100 && procState(holder) !== 'Z'; i++) await new Promise((resolve) => setTimeout(resolve, 20))
@@ -47,6 +48,14 @@ describe('lockDataDir', () => {
       expect(fs.readFileSync(lockFile, 'utf8').split(' ')[0]).toBe(String(process.pid))
       release()
     } finally {
+      // The holder too, should the test fail before it kills it: killing its parent leaves it running.
+      if (holder > 0) {
+        try {
+          process.kill(holder, 'SIGKILL')
+        } catch {
+          // gone already
+        }
+      }
       parent.kill('SIGKILL')
       fs.rmSync(dir, { recursive: true, force: true })
     }
