@@ -221,8 +221,7 @@ describe('PushClient', () => {
     // j answers at most the window plus two per answer (one in its slot, one for the wider window), and the cap in flight.
     const seen: number[] = []
     const all = subs.map((sub) => {
-      const endpoint = new URL(sub.endpoint)
-      return client.send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
+      return client.send(sealedRequest(sub))
         .finally(() => seen.push(slow.requests))
     })
     for (let waited = 0; seen.length === 0 && waited < 5000; waited += 5) await sleep(5)
@@ -241,8 +240,7 @@ describe('PushClient', () => {
     const before = slow.requests
     let answered = 0
     const again = subs.slice(0, cap).map((sub) => {
-      const endpoint = new URL(sub.endpoint)
-      return client.send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
+      return client.send(sealedRequest(sub))
         .finally(() => answered++)
     })
     for (let waited = 0; slow.requests - before < cap && answered === 0 && waited < 2000; waited += 2) await sleep(2)
@@ -294,9 +292,8 @@ describe('PushClient', () => {
     })
     const subs = Array.from({ length: planned }, () => slow.createSubscription())
     const sends = subs.map((sub) => {
-      const endpoint = new URL(sub.endpoint)
       return client
-        .send({ endpoint, body: encryptPayload(Buffer.from('{"v":1}'), sub.keys), headers: { TTL: '60', 'Content-Encoding': 'aes128gcm', Authorization: tokens.get('prj_test', vapid, endpoint, 'mailto:ops@example.com') } })
+        .send(sealedRequest(sub))
         .finally(() => {
           answered++
           client.finished()

@@ -353,7 +353,7 @@ export class PushClient {
     if (sent) {
       origin.lastActiveAt = Date.now()
       // Only an answer widens the window: a push service that times out or drops connections is given no more of them.
-      if (outcome.status !== null && outcome.status > 0 && origin.window < this.connections) origin.window++
+      if ((outcome.status ?? 0) > 0 && origin.window < this.connections) origin.window++
     }
     origin.inFlight--
     const cap = Math.min(this.connections, origin.window)
