@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { DataDirLockedError, lockDataDir } from './data-dir-lock.ts'
+import { DataDirLockedError, lockDataDir, takeOverStaleLock } from './data-dir-lock.ts'
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'herald-lock-'))
@@ -92,7 +92,58 @@ describe('lockDataDir', () => {
     expect(() => lockDataDir(dir)).toThrow(DataDirLockedError)
     fs.rmSync(dir, { recursive: true, force: true })
   })
+  it('takes over a dead lock only while it is still the one found dead', async () => {
+    const dir = tempDir()
+    const lockFile = path.join(dir, 'herald.lock')
+    const dead = await deadPid()
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+    try {
+      // This process found the lock left by `dead`; before it took it over, another process did.
+      fs.writeFileSync(lockFile, String(other.pid))
+      expect(takeOverStaleLock(lockFile, String(dead), String(process.pid))).toBe(false)
+      expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(other.pid))
+      expect(() => lockDataDir(dir)).toThrow(new RegExp(`in use by process ${other.pid}`))
+      // Still the dead process's lock: taken over, and the guard is gone.
+      fs.writeFileSync(lockFile, String(dead))
+      expect(takeOverStaleLock(lockFile, String(dead), String(process.pid))).toBe(true)
+      expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(process.pid))
+      expect(fs.readdirSync(dir)).toEqual(['herald.lock'])
+    } finally {
+      other.kill('SIGKILL')
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('leaves a dead lock to the live process taking it over, and takes over a guard its taker left', async () => {
+    const dir = tempDir()
+    const lockFile = path.join(dir, 'herald.lock')
+    const dead = await deadPid()
+    fs.writeFileSync(lockFile, String(dead))
+    const taker = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+    try {
+      fs.writeFileSync(`${lockFile}.takeover`, String(taker.pid))
+      expect(() => lockDataDir(dir)).toThrow(/being opened by another process/)
+      expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(dead))
+      taker.kill('SIGKILL')
+      await new Promise((resolve) => taker.once('exit', resolve))
+      // Its taker died before finishing: the guard is removed as a dead lock is.
+      const release = lockDataDir(dir)
+      expect(fs.readFileSync(lockFile, 'utf8').split(' ')[0]).toBe(String(process.pid))
+      expect(fs.readdirSync(dir)).toEqual(['herald.lock'])
+      release()
+    } finally {
+      taker.kill('SIGKILL')
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
+
+/** The pid of a process that has exited (and been reaped). */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''])
+  await new Promise((resolve) => child.once('exit', resolve))
+  return child.pid!
+}
 
 function procState(pid: number): string | null {
   try {

@@ -2,7 +2,8 @@
 // the same PGlite directory would each write over the other's changes. The
 // first process to open it leaves its pid (and, on Linux, its start time) in a
 // lock file; a second one is refused with a message, and a lock left by a
-// process that died is taken over at once.
+// process that died is taken over at once, by one process only (a takeover
+// guard: two starting together on a dead lock cannot both take it).
 import fs from 'node:fs'
 import path from 'node:path'
 
@@ -88,21 +89,72 @@ function parseLock(text: string): { pid: number; startTime: string | null } {
   return { pid: Number(pid), startTime: startTime ?? null }
 }
 
+/** The file's text, or null once it is gone. */
+function readIfThere(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw err
+  }
+}
+
+/** How long ago the file was last written; Infinity once it is gone. */
+function ageMs(file: string): number {
+  const stat = fs.statSync(file, { throwIfNoEntry: false })
+  return stat ? Date.now() - stat.mtimeMs : Infinity
+}
+
+/** Whether a lock's text names a process that still runs (another than this one). */
+function heldByLiveProcess(text: string): boolean {
+  const holder = parseLock(text)
+  return Number.isInteger(holder.pid) && holder.pid > 0 && holder.pid !== process.pid && holderAlive(holder.pid, holder.startTime)
+}
+
+/**
+ * Replaces a lock left by a process that is gone (`stale`, its text as read)
+ * with this process's own (`mine`); returns whether this process holds the
+ * lock now. Two processes that found the same dead lock at the same moment
+ * could otherwise both remove it, the second removing the lock the first had
+ * just made, and both go on. So a takeover is made only by the process that
+ * created `<lock>.takeover`, and it removes the lock only if the lock still
+ * reads `stale`: false when another process took it first (the caller reads
+ * the lock again, and is refused while that process lives). A guard left by a
+ * process that died in those few milliseconds is removed as a dead lock is.
+ */
+export function takeOverStaleLock(file: string, stale: string, mine: string): boolean {
+  const guard = `${file}.takeover`
+  if (!createLock(guard, mine)) {
+    const taker = readIfThere(guard)
+    if (taker !== null) {
+      const taking = taker.trim() === '' ? ageMs(guard) < EMPTY_LOCK_GRACE_MS : heldByLiveProcess(taker)
+      if (taking) return false
+      fs.rmSync(guard, { force: true })
+    }
+    if (!createLock(guard, mine)) return false
+  }
+  try {
+    if (readIfThere(file) === stale) fs.rmSync(file, { force: true })
+    return createLock(file, mine)
+  } finally {
+    if (readIfThere(guard) === mine) fs.rmSync(guard, { force: true })
+  }
+}
+
 /** Takes the lock on dataDir; returns the function that gives it back. */
 export function lockDataDir(dataDir: string): () => void {
   const file = path.join(dataDir, 'herald.lock')
   const startTime = startTimeOf(process.pid)
   const mine = startTime ? `${process.pid} ${startTime}` : String(process.pid)
-  for (let attempt = 0; attempt < 2; attempt++) {
-    if (createLock(file, mine)) {
-      return () => {
-        try {
-          if (fs.readFileSync(file, 'utf8') === mine) fs.unlinkSync(file)
-        } catch {
-          // already gone
-        }
-      }
+  const release = (): void => {
+    try {
+      if (fs.readFileSync(file, 'utf8') === mine) fs.unlinkSync(file)
+    } catch {
+      // already gone
     }
+  }
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (createLock(file, mine)) return release
     let text: string
     let age: number
     try {
@@ -115,14 +167,14 @@ export function lockDataDir(dataDir: string): () => void {
     if (text.trim() === '' && age < EMPTY_LOCK_GRACE_MS) {
       throw new DataDirLockedError(`The embedded database in ${dataDir} is being opened by another process. Try again in a moment.`)
     }
-    const holder = parseLock(text)
-    if (Number.isInteger(holder.pid) && holder.pid > 0 && holder.pid !== process.pid && holderAlive(holder.pid, holder.startTime)) {
+    if (heldByLiveProcess(text)) {
       throw new DataDirLockedError(
-        `The embedded database in ${dataDir} is in use by process ${holder.pid} (herald serve?). ` +
+        `The embedded database in ${dataDir} is in use by process ${parseLock(text).pid} (herald serve?). ` +
           'Stop it first, or use the operator API (/admin/v1) while it runs.',
       )
     }
-    fs.rmSync(file, { force: true }) // left by a process that is gone
+    // Left by a process that is gone: ours now, unless another process is taking it over this moment.
+    if (takeOverStaleLock(file, text, mine)) return release
   }
-  throw new DataDirLockedError(`Could not lock ${dataDir}`)
+  throw new DataDirLockedError(`The embedded database in ${dataDir} is being opened by another process. Try again in a moment.`)
 }
