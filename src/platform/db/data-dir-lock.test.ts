@@ -79,6 +79,34 @@ describe('lockDataDir', () => {
     fs.rmSync(dir, { recursive: true, force: true })
   })
 
+  it('takes over a guard left by a dead taker only under a guard of its own, and names one left at that level too', async () => {
+    const dir = tempDir()
+    const lockFile = path.join(dir, 'herald.lock')
+    const [dead, deadTaker, deadTaker2] = [await deadPid(), await deadPid(), await deadPid()]
+    fs.writeFileSync(lockFile, String(dead))
+    fs.writeFileSync(`${lockFile}.takeover`, String(deadTaker))
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+    try {
+      // Another process is taking over the dead guard this moment: this one leaves both files to it.
+      fs.writeFileSync(`${lockFile}.takeover.takeover`, String(other.pid))
+      expect(() => lockDataDir(dir)).toThrow(/being opened by another process/)
+      expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(dead))
+      expect(fs.readFileSync(`${lockFile}.takeover`, 'utf8')).toBe(String(deadTaker))
+      // That one died too: refused, naming the file to remove.
+      fs.writeFileSync(`${lockFile}.takeover.takeover`, String(deadTaker2))
+      expect(() => lockDataDir(dir)).toThrow(/herald\.lock\.takeover\.takeover was left by a process that died/)
+      fs.rmSync(`${lockFile}.takeover.takeover`)
+      // With it removed, the dead guard and then the dead lock are taken over, and nothing is left beside the lock.
+      const release = lockDataDir(dir)
+      expect(fs.readFileSync(lockFile, 'utf8').split(' ')[0]).toBe(String(process.pid))
+      expect(fs.readdirSync(dir)).toEqual(['herald.lock'])
+      release()
+    } finally {
+      other.kill('SIGKILL')
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it.runIf(process.platform === 'linux')('a lock whose pid now belongs to another process (started later) is taken over', () => {
     const dir = tempDir()
     // Our parent is alive, but started at another time than the one recorded.
@@ -102,6 +130,7 @@ describe('lockDataDir', () => {
       fs.writeFileSync(lockFile, String(other.pid))
       expect(takeOverStaleLock(lockFile, String(dead), String(process.pid))).toBe(false)
       expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(other.pid))
+      expect(fs.readdirSync(dir)).toEqual(['herald.lock'])
       expect(() => lockDataDir(dir)).toThrow(new RegExp(`in use by process ${other.pid}`))
       // Still the dead process's lock: taken over, and the guard is gone.
       fs.writeFileSync(lockFile, String(dead))
@@ -141,7 +170,10 @@ describe('lockDataDir', () => {
 /** The pid of a process that has exited (and been reaped). */
 async function deadPid(): Promise<number> {
   const child = spawn(process.execPath, ['-e', ''])
-  await new Promise((resolve) => child.once('exit', resolve))
+  await new Promise((resolve, reject) => {
+    child.once('exit', resolve)
+    child.once('error', reject)
+  })
   return child.pid!
 }
 

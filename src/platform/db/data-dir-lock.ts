@@ -2,8 +2,8 @@
 // the same PGlite directory would each write over the other's changes. The
 // first process to open it leaves its pid (and, on Linux, its start time) in a
 // lock file; a second one is refused with a message, and a lock left by a
-// process that died is taken over at once, by one process only (a takeover
-// guard: two starting together on a dead lock cannot both take it).
+// process that died is taken over at once, under a takeover guard, so that
+// two processes starting together on a dead lock do not both take it.
 import fs from 'node:fs'
 import path from 'node:path'
 
@@ -81,7 +81,12 @@ function createLock(file: string, content: string): boolean {
   }
 }
 
-/** An empty lock younger than this is one being created (the fallback above); older, its creator died before writing it. */
+/**
+ * An empty lock (or takeover guard) younger than this is one being created
+ * (the fallback above); older, its creator died before writing it. A guard
+ * held longer than this by a live process is named in the refusal: a
+ * takeover takes milliseconds.
+ */
 const EMPTY_LOCK_GRACE_MS = 10_000
 
 function parseLock(text: string): { pid: number; startTime: string | null } {
@@ -120,18 +125,25 @@ function heldByLiveProcess(text: string): boolean {
  * created `<lock>.takeover`, and it removes the lock only if the lock still
  * reads `stale`: false when another process took it first (the caller reads
  * the lock again, and is refused while that process lives). A guard left by a
- * process that died in those few milliseconds is removed as a dead lock is.
+ * process that died while taking over is itself taken over the same way,
+ * under `<lock>.takeover.takeover`; one left at that level too (two crashes
+ * in the same milliseconds) is refused, naming the file to remove.
  */
-export function takeOverStaleLock(file: string, stale: string, mine: string): boolean {
+export function takeOverStaleLock(file: string, stale: string, mine: string, level = 0): boolean {
   const guard = `${file}.takeover`
   if (!createLock(guard, mine)) {
     const taker = readIfThere(guard)
-    if (taker !== null) {
+    if (taker === null) {
+      if (!createLock(guard, mine)) return false
+    } else {
       const taking = taker.trim() === '' ? ageMs(guard) < EMPTY_LOCK_GRACE_MS : heldByLiveProcess(taker)
+      if (taking && ageMs(guard) > EMPTY_LOCK_GRACE_MS) {
+        throw new DataDirLockedError(`${guard} has been held by process ${parseLock(taker).pid} for more than 10 s; if no Herald is starting, remove it.`)
+      }
       if (taking) return false
-      fs.rmSync(guard, { force: true })
+      if (level > 0) throw new DataDirLockedError(`${guard} was left by a process that died; if no Herald is starting, remove it.`)
+      if (!takeOverStaleLock(guard, taker, mine, level + 1)) return false
     }
-    if (!createLock(guard, mine)) return false
   }
   try {
     if (readIfThere(file) === stale) fs.rmSync(file, { force: true })
