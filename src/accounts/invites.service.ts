@@ -10,7 +10,7 @@ import { AppError } from '../platform/errors.ts'
 import { newId } from '../platform/ids.ts'
 import type { Role } from '../access/access.ts'
 import { consumeInvite, findUsableInvite, insertInvite, revokeOpenInvitesForEmail } from './invites.store.ts'
-import { checkNewPassword, hashPassword } from './passwords.ts'
+import { checkNewPassword, hashPassword, scryptCost } from './passwords.ts'
 import { normalizeEmail } from './sessions.service.ts'
 import { hashToken, isTokenShaped, newToken } from './tokens.ts'
 import { findMembershipByEmail, findUserByEmail, findUserById, insertMembership, setFirstPassword, upsertUser } from './users.store.ts'
@@ -114,6 +114,7 @@ export type Acceptance = { password: string } | { userId: string }
  */
 export async function acceptInvite(
   db: Database,
+  config: Pick<Config, 'env'>,
   origin: RequestOrigin,
   token: string,
   how: Acceptance,
@@ -124,7 +125,7 @@ export async function acceptInvite(
     const existing = await findUserByEmail(db, invite.email)
     if (existing?.password_hash) throw new AppError('invite_sign_in_required')
     checkNewPassword(how.password, invite.email)
-    newHash = await hashPassword(how.password)
+    newHash = await hashPassword(how.password, scryptCost(config.env))
   } else {
     const user = await findUserById(db, how.userId)
     if (user?.email !== invite.email) throw new AppError('invite_wrong_account')

@@ -44,6 +44,6 @@ export function registerPasswordResetRoutes(app: App, ctx: AppContext): void {
     },
   }, async (request, reply) => {
     await countAttempt(ctx, request, reply, null)
-    return { ok: true as const, ...(await resetPassword(db, requestOrigin(request), request.body.token, request.body.password)) }
+    return { ok: true as const, ...(await resetPassword(db, ctx.config, requestOrigin(request), request.body.token, request.body.password)) }
   })
 }

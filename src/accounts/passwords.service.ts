@@ -9,7 +9,7 @@ import { newId } from '../platform/ids.ts'
 import type { AuditContext, RequestOrigin } from '../audit/audit-context.ts'
 import { recordAccountEvent } from './account-audit.ts'
 import { consumePasswordReset, endPasswordResets, findUsablePasswordReset, insertPasswordReset } from './password-resets.store.ts'
-import { checkNewPassword, hashPassword, passwordMatches } from './passwords.ts'
+import { checkNewPassword, hashPassword, passwordMatches, scryptCost } from './passwords.ts'
 import type { LiveSession } from './session-auth.ts'
 import { deleteUserSessions, insertSession } from './sessions.store.ts'
 import { describeSession, normalizeEmail, type SessionView } from './sessions.service.ts'
@@ -33,6 +33,7 @@ export const PASSWORD_RESET_LIFETIME_MS = 60 * 60_000
  */
 export async function changePassword(
   db: Database,
+  config: Pick<Config, 'env'>,
   context: RequestOrigin,
   session: LiveSession,
   input: { current_password: string; new_password: string },
@@ -42,7 +43,7 @@ export async function changePassword(
     throw new AppError('invalid_credentials', 'The current password is wrong.')
   }
   checkNewPassword(input.new_password, user.email, 'new_password')
-  const hash = await hashPassword(input.new_password)
+  const hash = await hashPassword(input.new_password, scryptCost(config.env))
   const now = new Date()
   const { token, hash: idHash } = newToken()
   const renewed = { id_hash: idHash, user_id: user.id, project_id: session.project_id, created_at: now, last_seen_at: now, expires_at: session.expires_at }
@@ -107,10 +108,10 @@ export async function inspectPasswordReset(db: Database, token: string): Promise
  * transaction that sets the password), and every session of the account ends.
  * The person then signs in with the new password.
  */
-export async function resetPassword(db: Database, context: RequestOrigin, token: string, password: string): Promise<{ email: string }> {
+export async function resetPassword(db: Database, config: Pick<Config, 'env'>, context: RequestOrigin, token: string, password: string): Promise<{ email: string }> {
   const reset = await usable(db, token)
   checkNewPassword(password, reset.email)
-  const hash = await hashPassword(password)
+  const hash = await hashPassword(password, scryptCost(config.env))
   return db.transaction(async (tx) => {
     const now = new Date()
     const consumed = await consumePasswordReset(tx, hashToken(token), now)

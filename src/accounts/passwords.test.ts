@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../../test/support/app.ts'
 import { addMember, PASSWORD } from '../../test/support/members.ts'
-import { hashPassword, passwordMatches, passwordProblem, SCRYPT_PARAMS } from './passwords.ts'
+import { hashPassword, passwordMatches, passwordProblem, SCRYPT_PARAMS, scryptCost } from './passwords.ts'
 
 describe('hashPassword / passwordMatches', () => {
   it('stores scrypt with its parameters and a fresh salt each time', async () => {
@@ -14,6 +14,17 @@ describe('hashPassword / passwordMatches', () => {
     expect(a).not.toContain(PASSWORD)
     expect(await passwordMatches(PASSWORD, a)).toBe(true)
     expect(await passwordMatches(PASSWORD, b)).toBe(true)
+  })
+
+  it('hashes at N = 2^15 in production and development; only NODE_ENV=test hashes cheaper (2^12), and any N verifies', async () => {
+    expect(SCRYPT_PARAMS.N).toBe(2 ** 15)
+    expect(scryptCost('production')).toBe(2 ** 15)
+    expect(scryptCost('development')).toBe(2 ** 15)
+    expect(scryptCost('test')).toBe(2 ** 12)
+    const cheap = await hashPassword(PASSWORD, scryptCost('test'))
+    expect(cheap).toMatch(/^scrypt\$4096\$8\$1\$/)
+    expect(await passwordMatches(PASSWORD, cheap)).toBe(true)
+    expect(await passwordMatches(`${PASSWORD}!`, cheap)).toBe(false)
   })
 
   it('refuses a wrong password, one a character off, and a malformed hash', async () => {
@@ -58,7 +69,9 @@ describe('in the database and over HTTP', () => {
   it('the users table holds no password in clear, only the scrypt hash', async () => {
     const rows = (await t.ctx.db.query<{ password_hash: string }>('SELECT * FROM users')).rows
     expect(JSON.stringify(rows)).not.toContain(PASSWORD)
-    expect(rows[0].password_hash).toMatch(/^scrypt\$/)
+    // The test app runs under NODE_ENV=test: its routes hash at that process's cost.
+    expect(rows[0].password_hash).toMatch(new RegExp(`^scrypt\\$${scryptCost(t.ctx.config.env)}\\$`))
+    expect(t.ctx.config.env).toBe('test')
     expect(await passwordMatches(PASSWORD, rows[0].password_hash)).toBe(true)
   })
 

@@ -15,6 +15,19 @@ import { COMMON_PASSWORDS } from './common-passwords.ts'
  * on sign-in (login.service.ts) bound online guessing.
  */
 export const SCRYPT_PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const
+/**
+ * N for the hashes made under NODE_ENV=test: 2^12 (4 MiB, ~20 ms on a slow
+ * 2-core machine against ~180 ms at 2^15). The suite hashes and checks ~450
+ * passwords outside its browser files, ~80 s of CPU at 2^15 (docs/testing.md).
+ * A hash records its N, so checking one is the same code either way, and an
+ * unknown email still costs a check at the same N (passwords.test.ts).
+ */
+const TEST_SCRYPT_N = 2 ** 12
+
+/** scrypt's N for the new hashes of a process: SCRYPT_PARAMS.N, but TEST_SCRYPT_N when NODE_ENV=test. */
+export function scryptCost(env: 'development' | 'production' | 'test'): number {
+  return env === 'test' ? TEST_SCRYPT_N : SCRYPT_PARAMS.N
+}
 const SALT_BYTES = 16
 const KEY_BYTES = 32
 /** Node refuses more than 32 MiB by default; 128 * N * r is exactly that, so allow twice it. */
@@ -31,8 +44,10 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
   })
 }
 
-export async function hashPassword(password: string): Promise<string> {
-  const { N, r, p } = SCRYPT_PARAMS
+/** A new hash of the password; `n` is scrypt's N (scryptCost(config.env)), SCRYPT_PARAMS.N unless given. */
+export async function hashPassword(password: string, n: number = SCRYPT_PARAMS.N): Promise<string> {
+  const { r, p } = SCRYPT_PARAMS
+  const N = n
   const salt = randomBytes(SALT_BYTES)
   const key = await derive(password, salt, N, r, p)
   return ['scrypt', N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$')
@@ -55,10 +70,11 @@ export async function passwordMatches(password: string, stored: string): Promise
  * so the answer takes as long as for a known one and does not tell which
  * emails have accounts.
  */
-let dummyHash: Promise<string> | null = null
-export async function spendPasswordCheck(password: string): Promise<false> {
-  dummyHash ??= hashPassword(randomBytes(16).toString('hex'))
-  await passwordMatches(password, await dummyHash)
+const dummyHashes = new Map<number, Promise<string>>()
+export async function spendPasswordCheck(password: string, n: number = SCRYPT_PARAMS.N): Promise<false> {
+  let dummy = dummyHashes.get(n)
+  if (!dummy) dummyHashes.set(n, (dummy = hashPassword(randomBytes(16).toString('hex'), n)))
+  await passwordMatches(password, await dummy)
   return false
 }
 

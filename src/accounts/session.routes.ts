@@ -108,7 +108,7 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
   }, async (request, reply) => {
     noStore(reply)
     await countAttempt(ctx, request, reply, request.session!.email)
-    const { id, view } = await changePassword(db, requestOrigin(request), request.session!, request.body)
+    const { id, view } = await changePassword(db, config, requestOrigin(request), request.session!, request.body)
     setSessionCookie(reply, config, id, new Date(view.expires_at))
     return view
   })
@@ -161,7 +161,7 @@ export function registerSessionRoutes(app: App, ctx: AppContext): void {
     await countAttempt(ctx, request, reply, null)
     const { token, password } = request.body
     const how = password === undefined ? { userId: (await authenticateSession(db, config, request)).user_id } : { password }
-    return { ok: true as const, ...(await acceptInvite(db, requestOrigin(request), token, how)) }
+    return { ok: true as const, ...(await acceptInvite(db, config, requestOrigin(request), token, how)) }
   })
 
   registerPasswordResetRoutes(app, ctx)

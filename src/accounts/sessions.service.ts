@@ -5,7 +5,7 @@ import type { Config } from '../platform/config.ts'
 import type { Database } from '../platform/db/database.ts'
 import { AppError } from '../platform/errors.ts'
 import { allows, PERMISSIONS, type Permission, type Role } from '../access/access.ts'
-import { passwordMatches, spendPasswordCheck } from './passwords.ts'
+import { passwordMatches, scryptCost, spendPasswordCheck } from './passwords.ts'
 import type { LiveSession } from './session-auth.ts'
 import { deleteDeadSessions, deleteSession, deleteUserSessions, insertSession, setSessionProject } from './sessions.store.ts'
 import { csrfTokenFor, newToken } from './tokens.ts'
@@ -56,12 +56,12 @@ export function describeSession(db: Database, session: LiveSession): Promise<Ses
  */
 export async function signIn(
   db: Database,
-  config: Pick<Config, 'sessionIdleMs' | 'sessionMaxMs'>,
+  config: Pick<Config, 'sessionIdleMs' | 'sessionMaxMs' | 'env'>,
   context: RequestOrigin,
   input: { email: string; password: string; project?: string },
 ): Promise<{ id: string; view: SessionView }> {
   const user = await findUserByEmail(db, normalizeEmail(input.email))
-  const ok = user?.password_hash ? await passwordMatches(input.password, user.password_hash) : await spendPasswordCheck(input.password)
+  const ok = user?.password_hash ? await passwordMatches(input.password, user.password_hash) : await spendPasswordCheck(input.password, scryptCost(config.env))
   if (!user) throw new AppError('invalid_credentials')
   if (!ok) {
     // Someone tried this account's password: its projects' owners see when and from where.

@@ -21,7 +21,7 @@ export async function addMember(t: TestApp, projectId: string, email: string, ro
   const invite = await createInvite(t.ctx.db, t.ctx.config, CLI_AUDIT_CONTEXT, { projectId, email, role, invitedBy: null })
   const existing = await findUserByEmail(t.ctx.db, invite.email)
   const how = existing?.password_hash ? { userId: existing.id } : { password }
-  const joined = await acceptInvite(t.ctx.db, { ip: null, userAgent: null }, tokenOf(invite.invite_url), how)
+  const joined = await acceptInvite(t.ctx.db, t.ctx.config, { ip: null, userAgent: null }, tokenOf(invite.invite_url), how)
   return joined.user_id
 }
 
