@@ -56,6 +56,9 @@ describe('POST /v1/session/password', () => {
     const old = await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email: 'ann@example.com', password: PASSWORD } })
     expect(old.statusCode).toBe(401)
     await signIn(t, 'ann@example.com', NEW_PASSWORD)
+    // Hashed at the process's cost (NODE_ENV=test: N = 2^12; production's 2^15 is pinned in passwords.test.ts).
+    const stored = await t.ctx.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE email = $1', ['ann@example.com'])
+    expect(stored.rows[0].password_hash).toMatch(/^scrypt\$4096\$/)
   })
 
   it('a wrong current password is 401 invalid_credentials, changes nothing and ends no session', async () => {

@@ -84,6 +84,9 @@ describe('using the link', () => {
     expect((await me(bob.cookie)).statusCode).toBe(200)
     expect((await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email: 'bea@example.com', password: PASSWORD } })).statusCode).toBe(401)
     await signIn(t, 'bea@example.com', NEW_PASSWORD)
+    // Hashed at the process's cost (NODE_ENV=test: N = 2^12; production's 2^15 is pinned in passwords.test.ts).
+    const stored = await t.ctx.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE email = $1', ['bea@example.com'])
+    expect(stored.rows[0].password_hash).toMatch(/^scrypt\$4096\$/)
   })
 
   it('is single use: the second use and a look afterwards are 404 password_reset_not_found', async () => {

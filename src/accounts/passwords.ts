@@ -19,8 +19,9 @@ export const SCRYPT_PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const
  * N for the hashes made under NODE_ENV=test: 2^12 (4 MiB, ~20 ms on a slow
  * 2-core machine against ~180 ms at 2^15). The suite hashes and checks ~450
  * passwords outside its browser files, ~80 s of CPU at 2^15 (docs/testing.md).
- * A hash records its N, so checking one is the same code either way, and an
- * unknown email still costs a check at the same N (passwords.test.ts).
+ * A hash records its N, so checking one is the same code either way; an
+ * unknown email is checked against a dummy hash made at the same N. Never
+ * run a deployment with NODE_ENV=test: its hashes would stay at 2^12.
  */
 const TEST_SCRYPT_N = 2 ** 12
 
@@ -65,7 +66,7 @@ export async function passwordMatches(password: string, stored: string): Promise
 }
 
 /**
- * A hash of nothing anyone knows, made once: signing in as an unknown email
+ * A hash of nothing anyone knows, made once per N: signing in as an unknown email
  * (or a user who has not set a password yet) checks the password against it,
  * so the answer takes as long as for a known one and does not tell which
  * emails have accounts.

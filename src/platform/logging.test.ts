@@ -204,6 +204,11 @@ describe('the slow push service warning', () => {
     expect(loadConfig({}, true).logFormat).toBe('pretty')
     expect(loadConfig({}, false).logFormat).toBe('json')
     expect(loadConfig({ NODE_ENV: 'production', HERALD_ADMIN_TOKEN: 'x'.repeat(16) }, true).logFormat).toBe('json')
+    // Only NODE_ENV=test exactly is the test environment (it hashes passwords cheaper: accounts/passwords.ts scryptCost).
+    expect(loadConfig({ NODE_ENV: 'production', HERALD_ADMIN_TOKEN: 'x'.repeat(16) }, true).env).toBe('production')
+    for (const value of [undefined, 'development', 'Test', 'testing', 'staging']) {
+      expect(loadConfig(value === undefined ? {} : { NODE_ENV: value }, true).env).toBe('development')
+    }
     expect(loadConfig({ HERALD_LOG_FORMAT: 'json' }, true).logFormat).toBe('json')
     expect(loadConfig({ HERALD_LOG_FORMAT: 'pretty' }, false).logFormat).toBe('pretty')
     expect(() => loadConfig({ HERALD_LOG_FORMAT: 'fancy' })).toThrow(/HERALD_LOG_FORMAT/)
