@@ -45,10 +45,9 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
   })
 }
 
-/** A new hash of the password; `n` is scrypt's N (scryptCost(config.env)), SCRYPT_PARAMS.N unless given. */
-export async function hashPassword(password: string, n: number = SCRYPT_PARAMS.N): Promise<string> {
+/** A new hash of the password; `N` is scrypt's N (scryptCost(config.env)), SCRYPT_PARAMS.N unless given. */
+export async function hashPassword(password: string, N: number = SCRYPT_PARAMS.N): Promise<string> {
   const { r, p } = SCRYPT_PARAMS
-  const N = n
   const salt = randomBytes(SALT_BYTES)
   const key = await derive(password, salt, N, r, p)
   return ['scrypt', N, r, p, salt.toString('base64url'), key.toString('base64url')].join('$')

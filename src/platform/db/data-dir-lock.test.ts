@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { DataDirLockedError, lockDataDir, takeOverStaleLock } from './data-dir-lock.ts'
 
@@ -13,7 +13,7 @@ describe('lockDataDir', () => {
   it('refuses a directory held by a live process, and frees it on release', async () => {
     const dir = tempDir()
     // Another live process holds the lock.
-    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+    const other = liveProcess()
     fs.writeFileSync(path.join(dir, 'herald.lock'), String(other.pid))
     expect(() => lockDataDir(dir)).toThrow(DataDirLockedError)
     expect(() => lockDataDir(dir)).toThrow(new RegExp(`in use by process ${other.pid}`))
@@ -85,7 +85,7 @@ describe('lockDataDir', () => {
     const [dead, deadTaker, deadTaker2] = [await deadPid(), await deadPid(), await deadPid()]
     fs.writeFileSync(lockFile, String(dead))
     fs.writeFileSync(`${lockFile}.takeover`, String(deadTaker))
-    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+    const other = liveProcess()
     try {
       // Another process is taking over the dead guard this moment: this one leaves both files to it.
       fs.writeFileSync(`${lockFile}.takeover.takeover`, String(other.pid))
@@ -97,10 +97,7 @@ describe('lockDataDir', () => {
       expect(() => lockDataDir(dir)).toThrow(/herald\.lock\.takeover\.takeover was left by a process that died/)
       fs.rmSync(`${lockFile}.takeover.takeover`)
       // With it removed, the dead guard and then the dead lock are taken over, and nothing is left beside the lock.
-      const release = lockDataDir(dir)
-      expect(fs.readFileSync(lockFile, 'utf8').split(' ')[0]).toBe(String(process.pid))
-      expect(fs.readdirSync(dir)).toEqual(['herald.lock'])
-      release()
+      expectTakenOver(dir)
     } finally {
       other.kill('SIGKILL')
       fs.rmSync(dir, { recursive: true, force: true })
@@ -120,11 +117,12 @@ describe('lockDataDir', () => {
     expect(() => lockDataDir(dir)).toThrow(DataDirLockedError)
     fs.rmSync(dir, { recursive: true, force: true })
   })
+
   it('takes over a dead lock only while it is still the one found dead', async () => {
     const dir = tempDir()
     const lockFile = path.join(dir, 'herald.lock')
     const dead = await deadPid()
-    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+    const other = liveProcess()
     try {
       // This process found the lock left by `dead`; before it took it over, another process did.
       fs.writeFileSync(lockFile, String(other.pid))
@@ -148,24 +146,34 @@ describe('lockDataDir', () => {
     const lockFile = path.join(dir, 'herald.lock')
     const dead = await deadPid()
     fs.writeFileSync(lockFile, String(dead))
-    const taker = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+    const taker = liveProcess()
     try {
       fs.writeFileSync(`${lockFile}.takeover`, String(taker.pid))
       expect(() => lockDataDir(dir)).toThrow(/being opened by another process/)
       expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(dead))
       taker.kill('SIGKILL')
       await new Promise((resolve) => taker.once('exit', resolve))
-      // Its taker died before finishing: the guard is removed as a dead lock is.
-      const release = lockDataDir(dir)
-      expect(fs.readFileSync(lockFile, 'utf8').split(' ')[0]).toBe(String(process.pid))
-      expect(fs.readdirSync(dir)).toEqual(['herald.lock'])
-      release()
+      // Its taker died before finishing: the guard is taken over (under a guard of its own), then the lock.
+      expectTakenOver(dir)
     } finally {
       taker.kill('SIGKILL')
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
 })
+
+/** A process that stays alive for 10 s (kill it when done). */
+function liveProcess(): ChildProcess {
+  return spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'])
+}
+
+/** Takes the lock on dir, checks this process holds it and nothing is left beside it, and gives it back. */
+function expectTakenOver(dir: string): void {
+  const release = lockDataDir(dir)
+  expect(fs.readFileSync(path.join(dir, 'herald.lock'), 'utf8').split(' ')[0]).toBe(String(process.pid))
+  expect(fs.readdirSync(dir)).toEqual(['herald.lock'])
+  release()
+}
 
 /** The pid of a process that has exited (and been reaped). */
 async function deadPid(): Promise<number> {

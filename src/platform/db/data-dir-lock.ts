@@ -136,8 +136,9 @@ export function takeOverStaleLock(file: string, stale: string, mine: string, lev
     if (taker === null) {
       if (!createLock(guard, mine)) return false
     } else {
-      const taking = taker.trim() === '' ? ageMs(guard) < EMPTY_LOCK_GRACE_MS : heldByLiveProcess(taker)
-      if (taking && ageMs(guard) > EMPTY_LOCK_GRACE_MS) {
+      const age = ageMs(guard)
+      const taking = taker.trim() === '' ? age < EMPTY_LOCK_GRACE_MS : heldByLiveProcess(taker)
+      if (taking && age > EMPTY_LOCK_GRACE_MS) {
         throw new DataDirLockedError(`${guard} has been held by process ${parseLock(taker).pid} for more than 10 s; if no Herald is starting, remove it.`)
       }
       if (taking) return false
@@ -151,6 +152,10 @@ export function takeOverStaleLock(file: string, stale: string, mine: string, lev
   } finally {
     if (readIfThere(guard) === mine) fs.rmSync(guard, { force: true })
   }
+}
+
+function beingOpened(dataDir: string): DataDirLockedError {
+  return new DataDirLockedError(`The embedded database in ${dataDir} is being opened by another process. Try again in a moment.`)
 }
 
 /** Takes the lock on dataDir; returns the function that gives it back. */
@@ -177,7 +182,7 @@ export function lockDataDir(dataDir: string): () => void {
       throw err
     }
     if (text.trim() === '' && age < EMPTY_LOCK_GRACE_MS) {
-      throw new DataDirLockedError(`The embedded database in ${dataDir} is being opened by another process. Try again in a moment.`)
+      throw beingOpened(dataDir)
     }
     if (heldByLiveProcess(text)) {
       throw new DataDirLockedError(
@@ -188,5 +193,5 @@ export function lockDataDir(dataDir: string): () => void {
     // Left by a process that is gone: ours now, unless another process is taking it over this moment.
     if (takeOverStaleLock(file, text, mine)) return release
   }
-  throw new DataDirLockedError(`The embedded database in ${dataDir} is being opened by another process. Try again in a moment.`)
+  throw beingOpened(dataDir)
 }
